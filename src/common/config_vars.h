@@ -1,0 +1,11 @@
+/* The one configuration table: every GCOMM_* environment variable, declared once.
+ * X(field, type, default, description). type is LEVEL, INT, SIZE or STRING. The variable name is
+ * "GCOMM_" followed by the field name in upper case; docs/CONFIG.md is generated from this list
+ * by `gcomm_info --config-markdown`. */
+#define GCOMMI_CONFIG_VARS(X)                                                                  \
+    X(log_level, LEVEL, "warn",                                                                \
+      "What gcomm prints: none, error, warn, info, debug (also every failing call with "       \
+      "file:line) or trace")                                                                   \
+    X(log_file, STRING, "",                                                                    \
+      "File that log messages are appended to; empty means standard error. %p in the name "    \
+      "is replaced by the process id")

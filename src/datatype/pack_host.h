@@ -1,0 +1,15 @@
+/* CPU pack/unpack over a committed layout. */
+#ifndef GCOMM_DATATYPE_PACK_HOST_H
+#define GCOMM_DATATYPE_PACK_HOST_H
+
+#include <stddef.h>
+
+#include "datatype/layout.h"
+
+/* Copies bytes [offset, offset + bytes) of the packed stream of instances of layout L whose first
+ * instance has its origin at `typed`: pack != 0 gathers them from typed memory into `packed`,
+ * pack == 0 scatters them from `packed` into typed memory. The caller has checked the range. */
+void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size_t bytes,
+                      char *packed, int pack);
+
+#endif /* GCOMM_DATATYPE_PACK_HOST_H */
