@@ -119,4 +119,14 @@ GCOMM_HD_INLINE int64_t gcommi_dl_locate(const gcommi_dl_t *nodes, const int64_t
     }
 }
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+struct gcomm_datatype_s;
+/* The layout of a committed type (NULL if not committed): what a GPU engine copies to the device. */
+const gcommi_layout_t *gcommi_type_get_layout(const struct gcomm_datatype_s *type);
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* GCOMM_DATATYPE_LAYOUT_H */

@@ -91,6 +91,22 @@ static int type_finish(gcomm_datatype t, const char *ctor)
     return GCOMM_SUCCESS;
 }
 
+/* Wrapping arithmetic for the block-merging scans: a wrapped value can only disturb a merge
+ * decision for a type whose bounds overflow, which gcommi_bounds_add reports anyway. */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    __builtin_add_overflow(a, b, &r);
+    return r;
+}
+
+static int64_t wrap_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    __builtin_mul_overflow(a, b, &r);
+    return r;
+}
+
 /* ---- contiguous, vector ----------------------------------------------------------------------- */
 
 int gcomm_type_contiguous(int count, gcomm_datatype oldtype, gcomm_datatype *newtype)
@@ -200,16 +216,16 @@ static int make_indexed(int count, const int *blocklens, int blocklen, const int
     gcommi_bounds_init(&t->bounds);
     if (count > 0) {
         int64_t disp = t->displs[0], len = t->blocklens[0];
-        int64_t end = disp + len * ext;
+        int64_t end = wrap_add(disp, wrap_mul(len, ext));
         for (int i = 1; i < count; i++) {
             if (t->displs[i] == end) {
-                len += t->blocklens[i];
-                end += t->blocklens[i] * ext;
+                len = wrap_add(len, t->blocklens[i]);
+                end = wrap_add(end, wrap_mul(t->blocklens[i], ext));
             } else {
                 gcommi_bounds_add(&t->bounds, &oldtype->bounds, len, disp, ext);
                 disp = t->displs[i];
                 len = t->blocklens[i];
-                end = disp + len * ext;
+                end = wrap_add(disp, wrap_mul(len, ext));
             }
         }
         gcommi_bounds_add(&t->bounds, &oldtype->bounds, len, disp, ext);
@@ -364,18 +380,18 @@ int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displ
         gcomm_datatype last = types[first];
         int64_t len = blocklengths[first], disp = displacements[first];
         int64_t ext = gcommi_type_extent(last);
-        int64_t end = disp + ext * len;
+        int64_t end = wrap_add(disp, wrap_mul(ext, len));
         for (int i = first + 1; i < count; i++) {
             if (types[i] == last && displacements[i] == end) {
                 len += blocklengths[i];
-                end = disp + len * ext;
+                end = wrap_add(disp, wrap_mul(len, ext));
             } else {
                 gcommi_bounds_add(&t->bounds, &last->bounds, len, disp, ext);
                 last = types[i];
                 ext = gcommi_type_extent(last);
                 len = blocklengths[i];
                 disp = displacements[i];
-                end = disp + ext * len;
+                end = wrap_add(disp, wrap_mul(ext, len));
             }
         }
         gcommi_bounds_add(&t->bounds, &last->bounds, len, disp, ext);

@@ -111,6 +111,13 @@ int gcomm_type_get_elements(gcomm_datatype type, size_t *elements)
     return GCOMM_SUCCESS;
 }
 
+const gcommi_layout_t *gcommi_type_get_layout(const struct gcomm_datatype_s *type)
+{
+    return atomic_load_explicit(&((struct gcomm_datatype_s *)type)->committed, memory_order_acquire)
+               ? type->layout
+               : NULL;
+}
+
 int gcommi_type_bytes(gcomm_datatype type, size_t count, const char *argname, size_t *bytes)
 {
     uint64_t b;

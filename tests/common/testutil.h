@@ -11,6 +11,10 @@
 
 #define GCOMM_TEST_SKIP 77
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 extern int gcommt_failures;
 extern long gcommt_checks;
 
@@ -47,5 +51,9 @@ uint64_t gcommt_rand(uint64_t *state);
 long gcommt_rand_range(uint64_t *state, long lo, long hi);
 /* Fills bytes with random values, never a run of zeros (so unwritten output is visible). */
 void gcommt_fill_random(void *buf, size_t bytes, uint64_t *state);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GCOMM_TESTUTIL_H */
