@@ -1,6 +1,7 @@
 /* Status strings and the thread-local error detail. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -22,8 +23,12 @@ const char *gcomm_last_error_detail(void) { return gcommi_detail; }
 
 int gcommi_error_set(int code, const char *file, int line, const char *func, const char *fmt, ...)
 {
-    int n = snprintf(gcommi_detail, sizeof(gcommi_detail), "%s: ", func);
-    if (n < 0 || (size_t)n >= sizeof(gcommi_detail)) n = 0;
+    /* Public functions name themselves; internal helpers put the caller's name in the message. */
+    int n = 0;
+    if (strncmp(func, "gcomm_", 6) == 0) {
+        n = snprintf(gcommi_detail, sizeof(gcommi_detail), "%s: ", func);
+        if (n < 0 || (size_t)n >= sizeof(gcommi_detail)) n = 0;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(gcommi_detail + n, sizeof(gcommi_detail) - (size_t)n, fmt, ap);

@@ -51,13 +51,7 @@ void gcommi_bounds_add(gcommi_bounds_t *acc, const gcommi_bounds_t *child, int64
     int64_t lo = min64(disp, last), hi = max64(disp, last);
     int64_t lb = add64(acc, lo, child->lb);
     int64_t ub = add64(acc, hi, child->ub);
-    int64_t true_lb = add64(acc, lb, -(child->lb - child->true_lb));
-    int64_t true_ub = add64(acc, ub, -(child->ub - child->true_ub));
-    if (true_lb > true_ub) {
-        int64_t t = true_lb;
-        true_lb = true_ub;
-        true_ub = t;
-    }
+    const int64_t block_lb = lb, block_ub = ub;
 
     /* Sticky markers: an explicit bound on one side only wins; otherwise take the extreme. */
     if (acc->user_lb != child->user_lb) {
@@ -84,6 +78,14 @@ void gcommi_bounds_add(gcommi_bounds_t *acc, const gcommi_bounds_t *child, int64
     }
     acc->touched = 1;
     if (child->size == 0) return; /* markers only: no data, true bounds unchanged */
+    /* Only now: an empty child's true bounds may be an unfinished accumulator's sentinels. */
+    int64_t true_lb = add64(acc, block_lb, -(child->lb - child->true_lb));
+    int64_t true_ub = add64(acc, block_ub, -(child->ub - child->true_ub));
+    if (true_lb > true_ub) {
+        int64_t t = true_lb;
+        true_lb = true_ub;
+        true_ub = t;
+    }
 
     acc->size = add64(acc, acc->size, mul64(acc, count, child->size));
     acc->true_lb = min64(acc->true_lb, true_lb);
