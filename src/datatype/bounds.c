@@ -71,11 +71,10 @@ void gcommi_bounds_add(gcommi_bounds_t *acc, const gcommi_bounds_t *child, int64
     if (child->align > acc->align) acc->align = child->align;
 
     /* MPI's epsilon: round the extent up to a multiple of the alignment, after every add. */
-    if (!acc->user_ub) {
-        int64_t span = acc->ub - acc->lb;
-        int64_t eps = span % acc->align;
-        if (eps != 0) acc->ub = add64(acc, acc->ub, acc->align - eps);
-    }
+    int64_t span;
+    if (__builtin_sub_overflow(acc->ub, acc->lb, &span)) acc->overflow = 1;
+    else if (!acc->user_ub && span % acc->align != 0)
+        acc->ub = add64(acc, acc->ub, acc->align - span % acc->align);
     acc->touched = 1;
     if (child->size == 0) return; /* markers only: no data, true bounds unchanged */
     /* Only now: an empty child's true bounds may be an unfinished accumulator's sentinels. */

@@ -70,7 +70,11 @@ static int type_finish(gcomm_datatype t, const char *ctor, const char *args)
     int64_t nelems = 0;
     int homog = -2; /* -2: no element seen yet */
     int depth = 0;
-    for (int64_t b = 0; b < t->nblocks; b++) {
+    /* Uniform blocks (contiguous, vector, resized, dup) are one block times nblocks: no loop over
+     * what may be 2^31 identical blocks. */
+    int uniform = !t->blocklens && !t->types;
+    int64_t scan = uniform && t->nblocks > 0 ? 1 : t->nblocks;
+    for (int64_t b = 0; b < scan; b++) {
         gcomm_datatype c = gcommi_blk_type(t, b);
         int64_t len = gcommi_blk_len(t, b), n;
         if (c->depth + 1 > depth) depth = c->depth + 1;
@@ -81,6 +85,9 @@ static int type_finish(gcomm_datatype t, const char *ctor, const char *args)
         if (homog == -2) homog = c->homog_id;
         else if (homog != c->homog_id) homog = -1;
     }
+    if (uniform && t->nblocks > 1 && __builtin_mul_overflow(nelems, t->nblocks, &nelems))
+        return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "%s: the number of elements overflows (%s)", ctor,
+                            args);
     if (t->nblocks == 0) depth = 1;
     t->nelems = nelems;
     t->homog_id = homog < 0 ? -1 : homog;
