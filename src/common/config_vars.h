@@ -8,4 +8,7 @@
       "file:line) or trace")                                                                   \
     X(log_file, STRING, "",                                                                    \
       "File that log messages are appended to; empty means standard error. %p in the name "    \
-      "is replaced by the process id")
+      "is replaced by the process id")                                                         \
+    X(pack_max_blocks, INT, "0",                                                               \
+      "Most thread blocks a GPU pack, unpack or copy kernel uses (so it can run beside a user "  \
+      "kernel); 0 chooses 8 per multiprocessor")

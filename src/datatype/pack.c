@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "common/memkind.h"
+#include "datatype/gpu.h"
 #include "datatype/pack_host.h"
 #include "datatype/type.h"
 
@@ -44,6 +46,60 @@ static int check_position_call(const void *typed, const char *typed_name, size_t
     return GCOMM_SUCCESS;
 }
 
+/* Moves packed bytes [offset, offset + bytes) between typed memory and a packed buffer with the
+ * engine for where the memory is: the CPU when both sides are host memory; GPU kernels when a side
+ * is GPU memory (kernels reach device, managed and mapped pinned host memory directly, e.g. a pack
+ * from the GPU straight into pinned host memory); a staging copy through a temporary buffer when
+ * the other side is pageable host memory. `sync`: wait for the GPU before returning. */
+static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t bytes,
+                       char *packed, int pack, void *stream, int sync)
+{
+    int dt, dp;
+    /* The typed buffer's origin may lie outside its allocation (lb > 0 or negative displacements):
+     * ask about the first byte of data instead. */
+    gcommi_memkind_t kt = gcommi_memkind(typed + type->bounds.true_lb, &dt);
+    gcommi_memkind_t kp = gcommi_memkind(packed, &dp);
+    int t_gpu = kt == GCOMMI_MEM_DEVICE || kt == GCOMMI_MEM_MANAGED;
+    int p_gpu = kp == GCOMMI_MEM_DEVICE || kp == GCOMMI_MEM_MANAGED;
+    if (!t_gpu && !p_gpu) {
+        gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, packed, pack);
+        return GCOMM_SUCCESS;
+    }
+    int device = t_gpu ? dt : dp;
+    if (kt != GCOMMI_MEM_HOST && kp != GCOMMI_MEM_HOST) {
+        GCOMMI_CHECK(gcommi_gpu_copy(type, device, typed, offset, bytes, packed, pack, stream));
+        return sync ? gcommi_gpu_sync(device, stream) : GCOMM_SUCCESS;
+    }
+    int rc;
+    if (t_gpu) { /* packed side is pageable host memory: stage it in device memory */
+        void *tmp;
+        GCOMMI_CHECK(gcommi_gpu_alloc(device, bytes, stream, &tmp));
+        if (pack) {
+            rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 1, stream);
+            if (rc == GCOMM_SUCCESS) rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 1, stream);
+        } else {
+            rc = gcommi_gpu_memcpy_sync(device, tmp, packed, bytes, 0, stream);
+            if (rc == GCOMM_SUCCESS) rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 0, stream);
+        }
+        int rc2 = gcommi_gpu_free(device, tmp, stream);
+        if (rc == GCOMM_SUCCESS) rc = rc2;
+        if (rc == GCOMM_SUCCESS && sync) rc = gcommi_gpu_sync(device, stream);
+        return rc;
+    }
+    /* typed side is pageable host memory: pack on the CPU, stage the packed bytes */
+    char *tmp = malloc(bytes);
+    if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate a %zu-byte staging buffer", bytes);
+    if (pack) {
+        gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 1);
+        rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 0, stream);
+    } else {
+        rc = gcommi_gpu_memcpy_sync(device, tmp, packed, bytes, 1, stream);
+        if (rc == GCOMM_SUCCESS) gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 0);
+    }
+    free(tmp);
+    return rc;
+}
+
 int gcomm_pack(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
                size_t outsize, size_t *position)
 {
@@ -51,8 +107,7 @@ int gcomm_pack(const void *inbuf, size_t incount, gcomm_datatype type, void *out
     GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
                                      position, 0, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
-    gcommi_host_copy(gcommi_type_layout(type), (char *)inbuf, 0, bytes, (char *)outbuf + *position,
-                     1);
+    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, NULL, 1));
     *position += bytes;
     return GCOMM_SUCCESS;
 }
@@ -64,8 +119,7 @@ int gcomm_unpack(const void *inbuf, size_t insize, size_t *position, void *outbu
     GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
                                      position, 1, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
-    gcommi_host_copy(gcommi_type_layout(type), (char *)outbuf, 0, bytes,
-                     (char *)inbuf + *position, 0);
+    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, NULL, 1));
     *position += bytes;
     return GCOMM_SUCCESS;
 }
@@ -94,8 +148,8 @@ int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, siz
 {
     GCOMMI_CHECK(check_range_call(inbuf, "inbuf", incount, "incount", type, offset, bytes,
                                   outbuf, "outbuf"));
-    gcommi_host_copy(gcommi_type_layout(type), (char *)inbuf, offset, bytes, outbuf, 1);
-    return GCOMM_SUCCESS;
+    if (bytes == 0) return GCOMM_SUCCESS;
+    return engine_copy(type, (char *)inbuf, offset, bytes, outbuf, 1, NULL, 1);
 }
 
 int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
@@ -103,29 +157,37 @@ int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *out
 {
     GCOMMI_CHECK(check_range_call(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
                                   inbuf, "inbuf"));
-    gcommi_host_copy(gcommi_type_layout(type), outbuf, offset, bytes, (char *)inbuf, 0);
-    return GCOMM_SUCCESS;
+    if (bytes == 0) return GCOMM_SUCCESS;
+    return engine_copy(type, outbuf, offset, bytes, (char *)inbuf, 0, NULL, 1);
 }
 
 int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
                      size_t outsize, size_t *position, void *stream)
 {
-    /* Host memory: the copy is done when the call returns, whatever the stream. */
-    (void)stream;
-    return gcomm_pack(inbuf, incount, type, outbuf, outsize, position);
+    size_t bytes;
+    GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
+                                     position, 0, &bytes));
+    if (bytes == 0) return GCOMM_SUCCESS;
+    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, stream, 0));
+    *position += bytes;
+    return GCOMM_SUCCESS;
 }
 
 int gcomm_unpack_async(const void *inbuf, size_t insize, size_t *position, void *outbuf,
                        size_t outcount, gcomm_datatype type, void *stream)
 {
-    (void)stream;
-    return gcomm_unpack(inbuf, insize, position, outbuf, outcount, type);
+    size_t bytes;
+    GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
+                                     position, 1, &bytes));
+    if (bytes == 0) return GCOMM_SUCCESS;
+    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, stream, 0));
+    *position += bytes;
+    return GCOMM_SUCCESS;
 }
 
 int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *dst,
                size_t dstcount, gcomm_datatype dsttype, void *stream)
 {
-    (void)stream;
     GCOMMI_CHECK(gcommi_type_check_committed(srctype, "srctype"));
     GCOMMI_CHECK(gcommi_type_check_committed(dsttype, "dsttype"));
     size_t bytes, room;
@@ -140,6 +202,27 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
     if (bytes == 0) return GCOMM_SUCCESS;
     if (!src) return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "src is NULL with %zu bytes", bytes);
     if (!dst) return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "dst is NULL with %zu bytes", bytes);
+    int ds, dd;
+    gcommi_memkind_t ks = gcommi_memkind((const char *)src + srctype->bounds.true_lb, &ds);
+    gcommi_memkind_t kd = gcommi_memkind((char *)dst + dsttype->bounds.true_lb, &dd);
+    if (ks != GCOMMI_MEM_HOST && kd != GCOMMI_MEM_HOST &&
+        (ks == GCOMMI_MEM_DEVICE || ks == GCOMMI_MEM_MANAGED || kd == GCOMMI_MEM_DEVICE ||
+         kd == GCOMMI_MEM_MANAGED)) {
+        /* One kernel on the GPU that owns the destination (or the source): no packed stream. */
+        int device = (kd == GCOMMI_MEM_DEVICE || kd == GCOMMI_MEM_MANAGED) ? dd : ds;
+        GCOMMI_CHECK(gcommi_gpu_relayout(srctype, src, dsttype, dst, bytes, device, stream));
+        return stream ? GCOMM_SUCCESS : gcommi_gpu_sync(device, stream);
+    }
+    if (ks == GCOMMI_MEM_DEVICE || ks == GCOMMI_MEM_MANAGED || kd == GCOMMI_MEM_DEVICE ||
+        kd == GCOMMI_MEM_MANAGED) {
+        /* GPU memory on one side, pageable host memory on the other: through a packed copy. */
+        char *tmp = malloc(bytes);
+        if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
+        int rc = engine_copy(srctype, (char *)src, 0, bytes, tmp, 1, stream, 1);
+        if (rc == GCOMM_SUCCESS) rc = engine_copy(dsttype, dst, 0, bytes, tmp, 0, stream, 1);
+        free(tmp);
+        return rc;
+    }
     size_t chunk = bytes < GCOMMI_COPY_CHUNK ? bytes : GCOMMI_COPY_CHUNK;
     char *bounce = malloc(chunk);
     if (!bounce) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", chunk);

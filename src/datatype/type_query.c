@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "common/error.h"
+#include "datatype/gpu.h"
 #include "datatype/type.h"
 
 _Static_assert(sizeof(ptrdiff_t) == sizeof(int64_t), "gcomm assumes a 64-bit ptrdiff_t");
@@ -41,6 +42,7 @@ void gcommi_type_release(gcomm_datatype type)
         for (int64_t b = 0; b < type->nblocks; b++)
             if (type->types[b]) gcommi_type_release(type->types[b]);
     if (type->child) gcommi_type_release(type->child);
+    gcommi_gpu_type_release(type);
     gcommi_layout_free(type->layout);
     free(type->types);
     free(type->blocklens);

@@ -1,0 +1,206 @@
+/* GPU datatype kernels, one per plan kind (gpu_plan.h), each instantiated for the access widths
+ * 1, 2, 4, 8 and 16 bytes (a bounded family: 4 kinds x 5 widths, independent of nesting depth).
+ *
+ * - strided: runs of a nested-vector shape; a thread per run for short runs, a warp per run for
+ *   long ones, so the index arithmetic (divisions) is paid once per run, not per word.
+ * - units:   a warp per work unit (typed offset, packed offset, length <= 4 KB) of an irregular
+ *   type; the unit list is computed once per type on the host.
+ * - point:   a thread per word, located independently in the layout (gcommi_dl_locate): any type.
+ * - relayout: a thread per word located in two layouts (gcomm_copy in one pass).
+ * All kernels take a byte range [offset, offset + bytes) of the packed stream and grid-stride over
+ * it; `pack` selects the direction (uniform across the grid, so the branch costs nothing). */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "datatype/gpu_plan.h"
+
+#define GCOMMI_THREADS 256
+#define GCOMMI_WARP 32
+
+/* Word types by width. */
+#define GCOMMI_WORD_1 uint8_t
+#define GCOMMI_WORD_2 uint16_t
+#define GCOMMI_WORD_4 uint32_t
+#define GCOMMI_WORD_8 uint2
+#define GCOMMI_WORD_16 uint4
+
+/* Offset of run r of a strided plan, the instance level outermost. */
+static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t &p, int64_t r)
+{
+    int64_t off = p.disp;
+    for (int k = p.ndims - 1; k >= 0; k--) {
+        int64_t c = p.counts[k];
+        int64_t q = r / c;
+        off += (r - q * c) * p.strides[k];
+        r = q;
+    }
+    return off + r * p.extent;
+}
+
+#define GCOMMI_DEFINE_KERNELS(W)                                                               \
+    typedef GCOMMI_WORD_##W word##W##_t;                                                       \
+                                                                                               \
+    /* A thread per run (short runs). */                                                       \
+    __global__ void strided_thread_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,       \
+                                       int64_t bytes, char *packed, int pack)                  \
+    {                                                                                          \
+        int64_t r0 = offset / p.run, r1 = (offset + bytes + p.run - 1) / p.run;                \
+        for (int64_t r = r0 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < r1;          \
+             r += (int64_t)gridDim.x * blockDim.x) {                                           \
+            int64_t p0 = r * p.run;                                                            \
+            int64_t lo = max(offset, p0) - p0, hi = min(offset + bytes, p0 + p.run) - p0;      \
+            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r) + lo);               \
+            word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
+            int64_t n = (hi - lo) / W;                                                         \
+            if (pack)                                                                          \
+                for (int64_t i = 0; i < n; i++) k[i] = t[i];                                   \
+            else                                                                               \
+                for (int64_t i = 0; i < n; i++) t[i] = k[i];                                   \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
+    /* A warp per run (long runs): lanes copy consecutive words. */                            \
+    __global__ void strided_warp_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,         \
+                                     int64_t bytes, char *packed, int pack)                    \
+    {                                                                                          \
+        int lane = threadIdx.x % GCOMMI_WARP;                                                  \
+        int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / GCOMMI_WARP;         \
+        int64_t warps = (int64_t)gridDim.x * blockDim.x / GCOMMI_WARP;                         \
+        int64_t r0 = offset / p.run, r1 = (offset + bytes + p.run - 1) / p.run;                \
+        for (int64_t r = r0 + warp; r < r1; r += warps) {                                      \
+            int64_t p0 = r * p.run;                                                            \
+            int64_t lo = max(offset, p0) - p0, hi = min(offset + bytes, p0 + p.run) - p0;      \
+            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r) + lo);               \
+            word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
+            int64_t n = (hi - lo) / W;                                                         \
+            if (pack)                                                                          \
+                for (int64_t i = lane; i < n; i += GCOMMI_WARP) k[i] = t[i];                   \
+            else                                                                               \
+                for (int64_t i = lane; i < n; i += GCOMMI_WARP) t[i] = k[i];                   \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
+    /* A warp per work unit. The width W divides every unit here (checked on the host). */     \
+    __global__ void units_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset, int64_t bytes, \
+                              char *packed, int pack, int64_t g0, int64_t g1)                  \
+    {                                                                                          \
+        int lane = threadIdx.x % GCOMMI_WARP;                                                  \
+        int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / GCOMMI_WARP;         \
+        int64_t warps = (int64_t)gridDim.x * blockDim.x / GCOMMI_WARP;                         \
+        for (int64_t g = g0 + warp; g < g1; g += warps) {                                      \
+            int64_t inst = g / p.nunits, u = g - inst * p.nunits;                              \
+            const int64_t *unit = p.units + 3 * u;                                             \
+            int64_t p0 = inst * p.size + unit[1], len = unit[2];                               \
+            int64_t lo = max(offset, p0) - p0, hi = min(offset + bytes, p0 + len) - p0;        \
+            if (hi <= lo) continue;                                                            \
+            word##W##_t *t = (word##W##_t *)(typed + inst * p.extent + unit[0] + lo);          \
+            word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
+            int64_t n = (hi - lo) / W;                                                         \
+            if (pack)                                                                          \
+                for (int64_t i = lane; i < n; i += GCOMMI_WARP) k[i] = t[i];                   \
+            else                                                                               \
+                for (int64_t i = lane; i < n; i += GCOMMI_WARP) t[i] = k[i];                   \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
+    /* A thread per word, located in the layout. */                                            \
+    __global__ void point_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset, int64_t bytes, \
+                              char *packed, int pack)                                          \
+    {                                                                                          \
+        int64_t n = bytes / W;                                                                 \
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;                \
+             i += (int64_t)gridDim.x * blockDim.x) {                                           \
+            int64_t b = offset + i * W, inst = b / p.size, contig;                             \
+            int64_t off = inst * p.extent +                                                    \
+                          gcommi_dl_locate(p.nodes, p.aux, 0, b - inst * p.size, &contig);     \
+            word##W##_t *t = (word##W##_t *)(typed + off);                                     \
+            word##W##_t *k = (word##W##_t *)(packed + i * W);                                  \
+            if (pack) *k = *t;                                                                 \
+            else *t = *k;                                                                      \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
+    /* A thread per word, located in both layouts. */                                          \
+    __global__ void relayout_##W(gcommi_gpu_plan_t ps, const char *s, gcommi_gpu_plan_t pd,    \
+                                 char *d, int64_t bytes)                                       \
+    {                                                                                          \
+        int64_t n = bytes / W;                                                                 \
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;                \
+             i += (int64_t)gridDim.x * blockDim.x) {                                           \
+            int64_t b = i * W, c;                                                              \
+            int64_t is = b / ps.size, id = b / pd.size;                                        \
+            int64_t so = is * ps.extent + gcommi_dl_locate(ps.nodes, ps.aux, 0, b - is * ps.size, &c); \
+            int64_t dof = id * pd.extent + gcommi_dl_locate(pd.nodes, pd.aux, 0, b - id * pd.size, &c); \
+            *(word##W##_t *)(d + dof) = *(const word##W##_t *)(s + so);                        \
+        }                                                                                      \
+    }
+
+GCOMMI_DEFINE_KERNELS(1)
+GCOMMI_DEFINE_KERNELS(2)
+GCOMMI_DEFINE_KERNELS(4)
+GCOMMI_DEFINE_KERNELS(8)
+GCOMMI_DEFINE_KERNELS(16)
+
+static int grid_for(int64_t items_per_block_unit, int64_t items, int max_blocks)
+{
+    int64_t blocks = (items + items_per_block_unit - 1) / items_per_block_unit;
+    if (blocks < 1) blocks = 1;
+    if (blocks > max_blocks) blocks = max_blocks;
+    return (int)blocks;
+}
+
+/* Dispatch by width: expands to a switch calling NAME_<W><<<grid, GCOMMI_THREADS, 0, st>>>(ARGS). */
+#define GCOMMI_LAUNCH(NAME, width, grid, st, ...)                                              \
+    switch (width) {                                                                           \
+    case 16: NAME##_16<<<grid, GCOMMI_THREADS, 0, st>>>(__VA_ARGS__); break;                   \
+    case 8: NAME##_8<<<grid, GCOMMI_THREADS, 0, st>>>(__VA_ARGS__); break;                     \
+    case 4: NAME##_4<<<grid, GCOMMI_THREADS, 0, st>>>(__VA_ARGS__); break;                     \
+    case 2: NAME##_2<<<grid, GCOMMI_THREADS, 0, st>>>(__VA_ARGS__); break;                     \
+    default: NAME##_1<<<grid, GCOMMI_THREADS, 0, st>>>(__VA_ARGS__); break;                    \
+    }
+
+extern "C" int gcommi_gpu_launch(const gcommi_gpu_plan_t *p, char *typed, int64_t offset,
+                                 int64_t bytes, char *packed, int pack, int width, int max_blocks,
+                                 void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    const int64_t warps_per_block = GCOMMI_THREADS / GCOMMI_WARP;
+    switch (p->kind) {
+    case GCOMMI_PLAN_STRIDED: {
+        int64_t runs = (offset + bytes + p->run - 1) / p->run - offset / p->run;
+        if (p->run <= 64) {
+            int grid = grid_for(GCOMMI_THREADS, runs, max_blocks);
+            GCOMMI_LAUNCH(strided_thread, width, grid, st, *p, typed, offset, bytes, packed, pack);
+        } else {
+            int grid = grid_for(warps_per_block, runs, max_blocks);
+            GCOMMI_LAUNCH(strided_warp, width, grid, st, *p, typed, offset, bytes, packed, pack);
+        }
+        break;
+    }
+    case GCOMMI_PLAN_UNITS: {
+        /* Units are in packed order within an instance, so the range covers instances
+         * [offset / size, (offset + bytes - 1) / size]; clamping skips units outside it. */
+        int64_t g0 = (offset / p->size) * p->nunits;
+        int64_t g1 = ((offset + bytes - 1) / p->size + 1) * p->nunits;
+        int grid = grid_for(warps_per_block, g1 - g0, max_blocks);
+        GCOMMI_LAUNCH(units, width, grid, st, *p, typed, offset, bytes, packed, pack, g0, g1);
+        break;
+    }
+    default: {
+        int grid = grid_for(GCOMMI_THREADS, bytes / width, max_blocks);
+        GCOMMI_LAUNCH(point, width, grid, st, *p, typed, offset, bytes, packed, pack);
+        break;
+    }
+    }
+    return (int)cudaGetLastError();
+}
+
+extern "C" int gcommi_gpu_launch_relayout(const gcommi_gpu_plan_t *src, const char *s,
+                                          const gcommi_gpu_plan_t *dst, char *d, int64_t bytes,
+                                          int width, int max_blocks, void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    int grid = grid_for(GCOMMI_THREADS, bytes / width, max_blocks);
+    GCOMMI_LAUNCH(relayout, width, grid, st, *src, s, *dst, d, bytes);
+    return (int)cudaGetLastError();
+}
