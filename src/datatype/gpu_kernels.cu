@@ -24,10 +24,23 @@
 #define GCOMMI_WORD_8 uint2
 #define GCOMMI_WORD_16 uint4
 
-/* Offset of run r of a strided plan, the instance level outermost. */
-static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t &p, int64_t r)
+/* Offset of run r of a strided plan, the instance level outermost. 64-bit integer division is
+ * emulated on the GPU (dozens of instructions); when the run index fits 32 bits (`narrow`, decided
+ * once per launch) the 32-bit hardware path is used instead. */
+static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t &p, int64_t r,
+                                                         int narrow)
 {
     int64_t off = p.disp;
+    if (narrow) {
+        uint32_t q32 = (uint32_t)r;
+        for (int k = p.ndims - 1; k >= 0; k--) {
+            uint32_t c = (uint32_t)p.counts[k];
+            uint32_t q = q32 / c;
+            off += (int64_t)(q32 - q * c) * p.strides[k];
+            q32 = q;
+        }
+        return off + (int64_t)q32 * p.extent;
+    }
     for (int k = p.ndims - 1; k >= 0; k--) {
         int64_t c = p.counts[k];
         int64_t q = r / c;
@@ -37,19 +50,36 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
     return off + r * p.extent;
 }
 
+/* dst[i] = src[i] for i = start, start + step, ... < n, four loads in flight per thread so that
+ * enough memory requests are outstanding to approach the bandwidth. */
+#define GCOMMI_COPY_STRIDED(T, dst, src, start, n, step)                                       \
+    do {                                                                                       \
+        T *__restrict__ d_ = (dst);                                                            \
+        const T *__restrict__ s_ = (src);                                                      \
+        int64_t i_ = (start);                                                                  \
+        for (; i_ + 3 * (step) < (n); i_ += 4 * (step)) {                                      \
+            T a_ = s_[i_], b_ = s_[i_ + (step)], c_ = s_[i_ + 2 * (step)], e_ = s_[i_ + 3 * (step)]; \
+            d_[i_] = a_;                                                                       \
+            d_[i_ + (step)] = b_;                                                              \
+            d_[i_ + 2 * (step)] = c_;                                                          \
+            d_[i_ + 3 * (step)] = e_;                                                          \
+        }                                                                                      \
+        for (; i_ < (n); i_ += (step)) d_[i_] = s_[i_];                                        \
+    } while (0)
+
 #define GCOMMI_DEFINE_KERNELS(W)                                                               \
     typedef GCOMMI_WORD_##W word##W##_t;                                                       \
                                                                                                \
     /* A thread per run (short runs). */                                                       \
     __global__ void strided_thread_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,       \
-                                       int64_t bytes, char *packed, int pack)                  \
+                                       int64_t bytes, char *packed, int pack, int narrow)      \
     {                                                                                          \
         int64_t r0 = offset / p.run, r1 = (offset + bytes + p.run - 1) / p.run;                \
         for (int64_t r = r0 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < r1;          \
              r += (int64_t)gridDim.x * blockDim.x) {                                           \
             int64_t p0 = r * p.run;                                                            \
             int64_t lo = max(offset, p0) - p0, hi = min(offset + bytes, p0 + p.run) - p0;      \
-            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r) + lo);               \
+            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r, narrow) + lo);       \
             word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
             int64_t n = (hi - lo) / W;                                                         \
             if (pack)                                                                          \
@@ -59,24 +89,28 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
         }                                                                                      \
     }                                                                                          \
                                                                                                \
-    /* A warp per run (long runs): lanes copy consecutive words. */                            \
+    /* A warp per piece of a run (long runs, cut in pieces of at most GCOMMI_GPU_UNIT_MAX     \
+     * bytes so that a few long runs still spread over the GPU): lanes copy consecutive words. */ \
     __global__ void strided_warp_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,         \
-                                     int64_t bytes, char *packed, int pack)                    \
+                                     int64_t bytes, char *packed, int pack, int narrow)        \
     {                                                                                          \
         int lane = threadIdx.x % GCOMMI_WARP;                                                  \
         int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / GCOMMI_WARP;         \
         int64_t warps = (int64_t)gridDim.x * blockDim.x / GCOMMI_WARP;                         \
+        int64_t pieces = (p.run + GCOMMI_GPU_UNIT_MAX - 1) / GCOMMI_GPU_UNIT_MAX;              \
         int64_t r0 = offset / p.run, r1 = (offset + bytes + p.run - 1) / p.run;                \
-        for (int64_t r = r0 + warp; r < r1; r += warps) {                                      \
+        for (int64_t g = r0 * pieces + warp; g < r1 * pieces; g += warps) {                    \
+            int64_t r = pieces == 1 ? g : g / pieces;                                          \
+            int64_t c = (g - r * pieces) * GCOMMI_GPU_UNIT_MAX;                                \
             int64_t p0 = r * p.run;                                                            \
-            int64_t lo = max(offset, p0) - p0, hi = min(offset + bytes, p0 + p.run) - p0;      \
-            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r) + lo);               \
+            int64_t lo = max(offset, p0 + c) - p0;                                             \
+            int64_t hi = min(min(offset + bytes, p0 + p.run), p0 + c + GCOMMI_GPU_UNIT_MAX) - p0; \
+            if (hi <= lo) continue;                                                            \
+            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r, narrow) + lo);       \
             word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
             int64_t n = (hi - lo) / W;                                                         \
-            if (pack)                                                                          \
-                for (int64_t i = lane; i < n; i += GCOMMI_WARP) k[i] = t[i];                   \
-            else                                                                               \
-                for (int64_t i = lane; i < n; i += GCOMMI_WARP) t[i] = k[i];                   \
+            if (pack) GCOMMI_COPY_STRIDED(word##W##_t, k, t, lane, n, GCOMMI_WARP);             \
+            else GCOMMI_COPY_STRIDED(word##W##_t, t, k, lane, n, GCOMMI_WARP);                  \
         }                                                                                      \
     }                                                                                          \
                                                                                                \
@@ -96,10 +130,8 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
             word##W##_t *t = (word##W##_t *)(typed + inst * p.extent + unit[0] + lo);          \
             word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
             int64_t n = (hi - lo) / W;                                                         \
-            if (pack)                                                                          \
-                for (int64_t i = lane; i < n; i += GCOMMI_WARP) k[i] = t[i];                   \
-            else                                                                               \
-                for (int64_t i = lane; i < n; i += GCOMMI_WARP) t[i] = k[i];                   \
+            if (pack) GCOMMI_COPY_STRIDED(word##W##_t, k, t, lane, n, GCOMMI_WARP);             \
+            else GCOMMI_COPY_STRIDED(word##W##_t, t, k, lane, n, GCOMMI_WARP);                  \
         }                                                                                      \
     }                                                                                          \
                                                                                                \
@@ -167,13 +199,20 @@ extern "C" int gcommi_gpu_launch(const gcommi_gpu_plan_t *p, char *typed, int64_
     const int64_t warps_per_block = GCOMMI_THREADS / GCOMMI_WARP;
     switch (p->kind) {
     case GCOMMI_PLAN_STRIDED: {
-        int64_t runs = (offset + bytes + p->run - 1) / p->run - offset / p->run;
+        int64_t r1 = (offset + bytes + p->run - 1) / p->run;
+        int64_t runs = r1 - offset / p->run;
+        /* 32-bit index arithmetic when every run index (+ the grid stride) fits. */
+        int narrow = r1 + (int64_t)max_blocks * GCOMMI_THREADS < ((int64_t)1 << 32);
+        for (int k = 0; k < p->ndims; k++) narrow &= p->counts[k] < ((int64_t)1 << 32);
         if (p->run <= 64) {
             int grid = grid_for(GCOMMI_THREADS, runs, max_blocks);
-            GCOMMI_LAUNCH(strided_thread, width, grid, st, *p, typed, offset, bytes, packed, pack);
+            GCOMMI_LAUNCH(strided_thread, width, grid, st, *p, typed, offset, bytes, packed, pack,
+                          narrow);
         } else {
-            int grid = grid_for(warps_per_block, runs, max_blocks);
-            GCOMMI_LAUNCH(strided_warp, width, grid, st, *p, typed, offset, bytes, packed, pack);
+            int64_t pieces = (p->run + GCOMMI_GPU_UNIT_MAX - 1) / GCOMMI_GPU_UNIT_MAX;
+            int grid = grid_for(warps_per_block, runs * pieces, max_blocks);
+            GCOMMI_LAUNCH(strided_warp, width, grid, st, *p, typed, offset, bytes, packed, pack,
+                          narrow);
         }
         break;
     }

@@ -148,6 +148,15 @@ static int upload(const void *src, size_t bytes, void **dst)
     return GCOMM_SUCCESS;
 }
 
+/* A cudaMemcpy from pageable memory may return before the bytes reach the device; the first
+ * kernel of a type may run on another (non-blocking) stream, so wait for the uploads here, once
+ * per type and device. (Hence a type's first use on a device must not be inside stream capture.) */
+static int uploads_done(void)
+{
+    cudaError_t e = cudaStreamSynchronize(cudaStreamLegacy);
+    return e == cudaSuccess ? GCOMM_SUCCESS : cuda_error(e, "waiting for a type's device copy");
+}
+
 /* Builds the plan of a committed type for the current device. */
 static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
 {
@@ -164,6 +173,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
     if ((rc = upload(L->nodes, (size_t)L->nnodes * sizeof(gcommi_dl_t), (void **)&p->nodes)) ||
         (rc = upload(L->aux, (size_t)L->naux * sizeof(int64_t), (void **)&p->aux)))
         goto err;
+    p->point_align = pow2_align(layout_gcd(L));
 
     /* Nested vectors over one run? */
     const gcommi_dl_t *n = &L->nodes[0];
@@ -177,6 +187,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
         n = &L->nodes[n->child];
         disp += n->disp;
     }
+    if ((rc = uploads_done())) goto err;
     if (n->kind == GCOMMI_DL_RUN) {
         p->kind = (nd == 0 && n->size == L->extent) ? GCOMMI_PLAN_CONTIG : GCOMMI_PLAN_STRIDED;
         p->ndims = nd;
@@ -201,6 +212,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
         rc = upload(u.v, (size_t)u.n * 3 * sizeof(int64_t), (void **)&p->units);
         free(u.v);
         if (rc) goto err;
+        if ((rc = uploads_done())) goto err;
         p->kind = GCOMMI_PLAN_UNITS;
         p->nunits = u.n;
         p->align = pow2_align(ga);
@@ -208,7 +220,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
         return GCOMM_SUCCESS;
     }
     p->kind = GCOMMI_PLAN_POINT;
-    p->align = pow2_align(layout_gcd(L));
+    p->align = p->point_align;
     *out = p;
     return GCOMM_SUCCESS;
 err:
@@ -273,7 +285,7 @@ static void device_leave(int device, device_scope_t *s)
 static int max_blocks(const gcommi_gpu_plan_t *p)
 {
     long cfg = gcommi_config()->pack_max_blocks;
-    if (cfg > 0) return (int)cfg;
+    if (cfg > 0) return cfg > (1L << 30) ? (1 << 30) : (int)cfg;
     return 8 * (p->sms > 0 ? p->sms : 1);
 }
 
@@ -314,8 +326,7 @@ int gcommi_gpu_relayout(gcomm_datatype srctype, const char *src, gcomm_datatype 
     int rc = plan_get(srctype, device, &ps);
     if (rc == GCOMM_SUCCESS) rc = plan_get(dsttype, device, &pd);
     if (rc == GCOMM_SUCCESS) {
-        int64_t g = gcd64(layout_gcd(gcommi_type_layout(srctype)),
-                          layout_gcd(gcommi_type_layout(dsttype)));
+        int64_t g = gcd64(ps->point_align, pd->point_align);
         g = gcd64(g, gcd64((int64_t)((uintptr_t)src & 15), (int64_t)((uintptr_t)dst & 15)));
         g = gcd64(g, (int64_t)bytes);
         int e = gcommi_gpu_launch_relayout(ps, src, pd, dst, (int64_t)bytes, (int)pow2_align(g),

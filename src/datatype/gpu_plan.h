@@ -27,6 +27,7 @@ typedef struct {
     int64_t size, extent;                  /* packed bytes and extent of one instance */
     int64_t align;                         /* largest power of two <= 16 dividing every typed
                                               offset and run length of the plan */
+    int64_t point_align;                   /* the same for word-by-word location (relayout) */
     int64_t nunits;                        /* UNITS: units per instance */
     const int64_t *units;                  /* UNITS, device: nunits x {typed, packed, len} */
     const gcommi_dl_t *nodes;              /* POINT, device copy of the layout */
