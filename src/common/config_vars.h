@@ -11,4 +11,4 @@
       "is replaced by the process id")                                                         \
     X(pack_max_blocks, INT, "0",                                                               \
       "Most thread blocks a GPU pack, unpack or copy kernel uses (so it can run beside a user "  \
-      "kernel); 0 chooses 8 per multiprocessor")
+      "kernel); 0 chooses 16 per multiprocessor")

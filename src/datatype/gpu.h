@@ -30,5 +30,8 @@ int gcommi_gpu_free(int device, void *ptr, void *stream);
 int gcommi_gpu_memcpy_sync(int device, void *dst, const void *src, size_t bytes, int dir,
                            void *stream);
 int gcommi_gpu_sync(int device, void *stream);
+/* Lets kernels on `device` reach the memory of `peer` (once; GCOMM_ERR_UNSUPPORTED if the link
+ * does not allow it). */
+int gcommi_gpu_enable_peer(int device, int peer);
 
 #endif /* GCOMM_DATATYPE_GPU_H */

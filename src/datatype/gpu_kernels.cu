@@ -1,8 +1,8 @@
 /* GPU datatype kernels, one per plan kind (gpu_plan.h), each instantiated for the access widths
  * 1, 2, 4, 8 and 16 bytes (a bounded family: 4 kinds x 5 widths, independent of nesting depth).
  *
- * - strided: runs of a nested-vector shape; a thread per run for short runs, a warp per run for
- *   long ones, so the index arithmetic (divisions) is paid once per run, not per word.
+ * - strided: runs of a nested-vector shape; a thread per packed word for short runs (coalesced on
+ *   the packed side), a warp per piece of a run for long ones.
  * - units:   a warp per work unit (typed offset, packed offset, length <= 4 KB) of an irregular
  *   type; the unit list is computed once per type on the host.
  * - point:   a thread per word, located independently in the layout (gcommi_dl_locate): any type.
@@ -16,6 +16,9 @@
 
 #define GCOMMI_THREADS 256
 #define GCOMMI_WARP 32
+#ifndef GCOMMI_UNROLL
+#define GCOMMI_UNROLL 4 /* independent words per thread and iteration */
+#endif
 
 /* Word types by width. */
 #define GCOMMI_WORD_1 uint8_t
@@ -70,22 +73,44 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
 #define GCOMMI_DEFINE_KERNELS(W)                                                               \
     typedef GCOMMI_WORD_##W word##W##_t;                                                       \
                                                                                                \
-    /* A thread per run (short runs). */                                                       \
-    __global__ void strided_thread_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,       \
-                                       int64_t bytes, char *packed, int pack, int narrow)      \
+    /* A thread per word (short runs): consecutive threads take consecutive words of the       \
+     * packed stream, so the packed side is fully coalesced and each run is read by adjacent     \
+     * lanes. Each thread moves GCOMMI_UNROLL words a grid stride apart, loads first, so that     \
+     * several independent requests are in flight per thread. */                               \
+    __global__ void strided_word_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,         \
+                                     int64_t bytes, char *packed, int pack, int narrow)        \
     {                                                                                          \
-        int64_t r0 = offset / p.run, r1 = (offset + bytes + p.run - 1) / p.run;                \
-        for (int64_t r = r0 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < r1;          \
-             r += (int64_t)gridDim.x * blockDim.x) {                                           \
-            int64_t p0 = r * p.run;                                                            \
-            int64_t lo = max(offset, p0) - p0, hi = min(offset + bytes, p0 + p.run) - p0;      \
-            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r, narrow) + lo);       \
-            word##W##_t *k = (word##W##_t *)(packed + (p0 + lo - offset));                     \
-            int64_t n = (hi - lo) / W;                                                         \
-            if (pack)                                                                          \
-                for (int64_t i = 0; i < n; i++) k[i] = t[i];                                   \
-            else                                                                               \
-                for (int64_t i = 0; i < n; i++) t[i] = k[i];                                   \
+        int64_t wpr = p.run / W, w0 = offset / W, n = bytes / W;                               \
+        int64_t grid = (int64_t)gridDim.x * blockDim.x;                                        \
+        word##W##_t *kp = (word##W##_t *)packed;                                               \
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;                \
+             i += GCOMMI_UNROLL * grid) {                                                      \
+            word##W##_t *t[GCOMMI_UNROLL];                                                     \
+            word##W##_t v[GCOMMI_UNROLL];                                                      \
+            _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++) {                        \
+                int64_t ii = i + u * grid;                                                     \
+                if (ii >= n) ii = i; /* past the end: repeat word i (harmless, same value) */  \
+                int64_t w = w0 + ii, r, j;                                                     \
+                if (narrow) {                                                                  \
+                    uint32_t q = (uint32_t)w / (uint32_t)wpr;                                  \
+                    r = q;                                                                     \
+                    j = (int64_t)((uint32_t)w - q * (uint32_t)wpr);                            \
+                } else {                                                                       \
+                    r = w / wpr;                                                               \
+                    j = w - r * wpr;                                                           \
+                }                                                                              \
+                t[u] = (word##W##_t *)(typed + strided_offset(p, r, narrow)) + j;              \
+            }                                                                                  \
+            if (pack) {                                                                        \
+                _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++) v[u] = *t[u];        \
+                _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++)                      \
+                    if (i + u * grid < n) kp[i + u * grid] = v[u];                             \
+            } else {                                                                           \
+                _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++)                      \
+                    v[u] = kp[i + u * grid < n ? i + u * grid : i];                            \
+                _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++)                      \
+                    if (i + u * grid < n) *t[u] = v[u];                                        \
+            }                                                                                  \
         }                                                                                      \
     }                                                                                          \
                                                                                                \
@@ -201,12 +226,13 @@ extern "C" int gcommi_gpu_launch(const gcommi_gpu_plan_t *p, char *typed, int64_
     case GCOMMI_PLAN_STRIDED: {
         int64_t r1 = (offset + bytes + p->run - 1) / p->run;
         int64_t runs = r1 - offset / p->run;
-        /* 32-bit index arithmetic when every run index (+ the grid stride) fits. */
-        int narrow = r1 + (int64_t)max_blocks * GCOMMI_THREADS < ((int64_t)1 << 32);
+        /* 32-bit index arithmetic when every word index (+ the grid stride) fits. */
+        int64_t w1 = (offset + bytes) / width;
+        int narrow = w1 + (int64_t)max_blocks * GCOMMI_THREADS < ((int64_t)1 << 32);
         for (int k = 0; k < p->ndims; k++) narrow &= p->counts[k] < ((int64_t)1 << 32);
-        if (p->run <= 64) {
-            int grid = grid_for(GCOMMI_THREADS, runs, max_blocks);
-            GCOMMI_LAUNCH(strided_thread, width, grid, st, *p, typed, offset, bytes, packed, pack,
+        if (p->run < GCOMMI_WARP * width) { /* fewer words than lanes: a thread per word */
+            int grid = grid_for(GCOMMI_THREADS, bytes / width, max_blocks);
+            GCOMMI_LAUNCH(strided_word, width, grid, st, *p, typed, offset, bytes, packed, pack,
                           narrow);
         } else {
             int64_t pieces = (p->run + GCOMMI_GPU_UNIT_MAX - 1) / GCOMMI_GPU_UNIT_MAX;

@@ -29,3 +29,4 @@ int gcommi_gpu_memcpy_sync(int device, void *dst, const void *src, size_t bytes,
     return no_gpu();
 }
 int gcommi_gpu_sync(int device, void *stream) { return no_gpu(); }
+int gcommi_gpu_enable_peer(int device, int peer) { return no_gpu(); }

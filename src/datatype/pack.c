@@ -62,10 +62,15 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
     int t_gpu = kt == GCOMMI_MEM_DEVICE || kt == GCOMMI_MEM_MANAGED;
     int p_gpu = kp == GCOMMI_MEM_DEVICE || kp == GCOMMI_MEM_MANAGED;
     if (!t_gpu && !p_gpu) {
+        /* Host memory on both sides. An asynchronous call keeps stream order: earlier work on
+         * the stream (a copy into this pinned buffer, say) completes first. */
+        if (stream && gcommi_gpu_count() > 0) GCOMMI_CHECK(gcommi_gpu_sync(0, stream));
         gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, packed, pack);
         return GCOMM_SUCCESS;
     }
     int device = t_gpu ? dt : dp;
+    if (t_gpu && p_gpu && dt != dp) /* the kernel on the typed side's GPU reaches the peer's */
+        GCOMMI_CHECK(gcommi_gpu_enable_peer(dt, dp));
     if (kt != GCOMMI_MEM_HOST && kp != GCOMMI_MEM_HOST) {
         GCOMMI_CHECK(gcommi_gpu_copy(type, device, typed, offset, bytes, packed, pack, stream));
         return sync ? gcommi_gpu_sync(device, stream) : GCOMM_SUCCESS;
@@ -210,6 +215,7 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
          kd == GCOMMI_MEM_MANAGED)) {
         /* One kernel on the GPU that owns the destination (or the source): no packed stream. */
         int device = (kd == GCOMMI_MEM_DEVICE || kd == GCOMMI_MEM_MANAGED) ? dd : ds;
+        if (ds >= 0 && dd >= 0 && ds != dd) GCOMMI_CHECK(gcommi_gpu_enable_peer(dd, ds));
         GCOMMI_CHECK(gcommi_gpu_relayout(srctype, src, dsttype, dst, bytes, device, stream));
         return stream ? GCOMM_SUCCESS : gcommi_gpu_sync(device, stream);
     }
