@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/error.h"
 #include "common/log.h"
 #include "gcomm/gcomm.h"
 
@@ -191,6 +192,7 @@ FILE *gcommi_config_log_stream(void)
 
 int gcomm_config_print(void *file)
 {
+    GCOMMI_API_ENTRY();
     FILE *out = file ? (FILE *)file : stdout;
     const gcommi_config_t *cfg = gcommi_config();
     for (size_t i = 0; i < GCOMMI_CFG_N; i++) {

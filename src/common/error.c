@@ -7,6 +7,7 @@
 #include "common/log.h"
 
 static _Thread_local char gcommi_detail[512];
+_Thread_local const char *gcommi_api_name;
 
 const char *gcomm_error_string(int code)
 {
@@ -23,12 +24,10 @@ const char *gcomm_last_error_detail(void) { return gcommi_detail; }
 
 int gcommi_error_set(int code, const char *file, int line, const char *func, const char *fmt, ...)
 {
-    /* Public functions name themselves; internal helpers put the caller's name in the message. */
-    int n = 0;
-    if (strncmp(func, "gcomm_", 6) == 0) {
-        n = snprintf(gcommi_detail, sizeof(gcommi_detail), "%s: ", func);
-        if (n < 0 || (size_t)n >= sizeof(gcommi_detail)) n = 0;
-    }
+    /* Name the public function the user called, also when an internal helper found the fault. */
+    const char *api = strncmp(func, "gcomm_", 6) == 0 || !gcommi_api_name ? func : gcommi_api_name;
+    int n = snprintf(gcommi_detail, sizeof(gcommi_detail), "%s: ", api);
+    if (n < 0 || (size_t)n >= sizeof(gcommi_detail)) n = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(gcommi_detail + n, sizeof(gcommi_detail) - (size_t)n, fmt, ap);

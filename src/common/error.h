@@ -5,6 +5,11 @@
 
 #include "gcomm/status.h"
 
+/* The public function the calling thread is in, set on entry by every public function so that a
+ * detail recorded by an internal helper still names the function the user called. */
+extern _Thread_local const char *gcommi_api_name;
+#define GCOMMI_API_ENTRY() (gcommi_api_name = __func__)
+
 /* Records the detail for gcomm_last_error_detail(), logs it at debug level with file:line, and
  * returns code, so callers write `return GCOMMI_ERROR(GCOMM_ERR_ARG, "count = %d", count);`. */
 int gcommi_error_set(int code, const char *file, int line, const char *func, const char *fmt, ...)

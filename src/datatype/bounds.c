@@ -13,6 +13,16 @@ static int64_t add64(gcommi_bounds_t *acc, int64_t a, int64_t b)
     return r;
 }
 
+static int64_t sub64(gcommi_bounds_t *acc, int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) {
+        acc->overflow = 1;
+        return 0;
+    }
+    return r;
+}
+
 static int64_t mul64(gcommi_bounds_t *acc, int64_t a, int64_t b)
 {
     int64_t r;
@@ -78,8 +88,8 @@ void gcommi_bounds_add(gcommi_bounds_t *acc, const gcommi_bounds_t *child, int64
     acc->touched = 1;
     if (child->size == 0) return; /* markers only: no data, true bounds unchanged */
     /* Only now: an empty child's true bounds may be an unfinished accumulator's sentinels. */
-    int64_t true_lb = add64(acc, block_lb, -(child->lb - child->true_lb));
-    int64_t true_ub = add64(acc, block_ub, -(child->ub - child->true_ub));
+    int64_t true_lb = sub64(acc, block_lb, sub64(acc, child->lb, child->true_lb));
+    int64_t true_ub = sub64(acc, block_ub, sub64(acc, child->ub, child->true_ub));
     if (true_lb > true_ub) {
         int64_t t = true_lb;
         true_lb = true_ub;

@@ -76,7 +76,9 @@ static ir_t *ir_vec(int64_t count, int64_t stride, ir_t *child, int64_t disp, in
         child->disp += disp;
         return child;
     }
-    if (child->kind == GCOMMI_DL_VEC && stride == child->count * child->stride) {
+    int64_t span;
+    if (child->kind == GCOMMI_DL_VEC &&
+        !__builtin_mul_overflow(child->count, child->stride, &span) && stride == span) {
         child->count *= count;
         child->size *= count;
         child->disp += disp;
@@ -126,7 +128,9 @@ static ir_t *ir_idx(int64_t nb, int64_t *bdisp, int64_t *blen, ir_t *child, int6
     if (child) {
         for (int64_t b = 0; b < nb; b++) {
             if (blen[b] == 0) continue;
-            if (m > 0 && bdisp[b] == bdisp[m - 1] + blen[m - 1] * ext) {
+            int64_t end;
+            if (m > 0 && !__builtin_mul_overflow(blen[m - 1], ext, &end) &&
+                !__builtin_add_overflow(end, bdisp[m - 1], &end) && bdisp[b] == end) {
                 blen[m - 1] += blen[b];
                 continue;
             }

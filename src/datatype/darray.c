@@ -228,6 +228,7 @@ int gcomm_type_darray(int size, int rank, int ndims, const int gsizes[], const i
                       const int dargs[], const int psizes[], int order, gcomm_datatype oldtype,
                       gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     int status = darray_check_args(size, rank, ndims, gsizes, distribs, dargs, psizes, order,
                                    newtype);
     if (status != GCOMM_SUCCESS) return status;

@@ -505,6 +505,7 @@ static int import_type(MPI_Datatype type, gcomm_datatype *out)
 
 int gcomm_type_from_mpi(MPI_Datatype mpitype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     if (newtype == NULL) return IMPORT_ERROR(GCOMM_ERR_ARG, "newtype is NULL");
     if (mpitype == MPI_DATATYPE_NULL)
         return IMPORT_ERROR(GCOMM_ERR_TYPE, "mpitype is MPI_DATATYPE_NULL");

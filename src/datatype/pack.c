@@ -14,6 +14,7 @@
 
 int gcomm_pack_size(size_t incount, gcomm_datatype type, size_t *size)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check(type, "type"));
     if (!size) return GCOMMI_ERROR(GCOMM_ERR_ARG, "size is NULL");
     return gcommi_type_bytes(type, incount, "incount", size);
@@ -108,6 +109,7 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
 int gcomm_pack(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
                size_t outsize, size_t *position)
 {
+    GCOMMI_API_ENTRY();
     size_t bytes;
     GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
                                      position, 0, &bytes));
@@ -120,6 +122,7 @@ int gcomm_pack(const void *inbuf, size_t incount, gcomm_datatype type, void *out
 int gcomm_unpack(const void *inbuf, size_t insize, size_t *position, void *outbuf,
                  size_t outcount, gcomm_datatype type)
 {
+    GCOMMI_API_ENTRY();
     size_t bytes;
     GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
                                      position, 1, &bytes));
@@ -151,6 +154,7 @@ static int check_range_call(const void *typed, const char *typed_name, size_t co
 int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, size_t offset,
                      size_t bytes, void *outbuf)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_range_call(inbuf, "inbuf", incount, "incount", type, offset, bytes,
                                   outbuf, "outbuf"));
     if (bytes == 0) return GCOMM_SUCCESS;
@@ -160,6 +164,7 @@ int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, siz
 int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
                        size_t outcount, gcomm_datatype type)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_range_call(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
                                   inbuf, "inbuf"));
     if (bytes == 0) return GCOMM_SUCCESS;
@@ -169,6 +174,7 @@ int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *out
 int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
                      size_t outsize, size_t *position, void *stream)
 {
+    GCOMMI_API_ENTRY();
     size_t bytes;
     GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
                                      position, 0, &bytes));
@@ -181,6 +187,7 @@ int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, voi
 int gcomm_unpack_async(const void *inbuf, size_t insize, size_t *position, void *outbuf,
                        size_t outcount, gcomm_datatype type, void *stream)
 {
+    GCOMMI_API_ENTRY();
     size_t bytes;
     GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
                                      position, 1, &bytes));
@@ -193,6 +200,7 @@ int gcomm_unpack_async(const void *inbuf, size_t insize, size_t *position, void 
 int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *dst,
                size_t dstcount, gcomm_datatype dsttype, void *stream)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check_committed(srctype, "srctype"));
     GCOMMI_CHECK(gcommi_type_check_committed(dsttype, "dsttype"));
     size_t bytes, room;

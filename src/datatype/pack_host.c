@@ -13,17 +13,77 @@
 
 #include "datatype/pack_host.h"
 
+/* Operations of at least this many bytes use streaming stores for large blocks (x86 with AVX2):
+ * past the last-level cache the output will not be read from cache anyway. */
+#ifndef GCOMMI_STREAM_MIN
+#define GCOMMI_STREAM_MIN ((size_t)8 << 20)
+#endif
+
+typedef void (*copy_fn_t)(char *dst, const char *src, size_t n);
+
 typedef struct {
     const gcommi_dl_t *nodes;
     const int64_t *aux;
     char *packed; /* next byte of the packed stream */
     int pack;     /* 1: typed -> packed, 0: packed -> typed */
+    copy_fn_t big; /* copy of blocks of 128 bytes and more (memcpy or streaming stores) */
 } ctx_t;
+
+static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* Streaming (non-temporal) stores for operations larger than the caches: a normal store that
+ * misses first reads the line it writes (read-for-ownership), so a large pack moves three bytes
+ * per byte where memcpy's own large-copy path moves two. Measured on the CI-class EPYC (vector of
+ * 2 KB blocks, 64 MB): per-block memcpy 79-83% of one memcpy, with these stores 96-97%. */
+__attribute__((target("avx2"))) static void copy_stream(char *dst, const char *src, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)dst & 31);
+    if (head >= n) {
+        memcpy(dst, src, n);
+        return;
+    }
+    memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    for (; n >= 128; n -= 128, dst += 128, src += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)src);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 32));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(src + 64));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(src + 96));
+        _mm256_stream_si256((__m256i *)dst, a);
+        _mm256_stream_si256((__m256i *)(dst + 32), b);
+        _mm256_stream_si256((__m256i *)(dst + 64), x);
+        _mm256_stream_si256((__m256i *)(dst + 96), y);
+    }
+    for (; n >= 32; n -= 32, dst += 32, src += 32)
+        _mm256_stream_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
+    memcpy(dst, src, n);
+}
+
+static copy_fn_t big_copy_for(size_t bytes)
+{
+    static int avx2 = -1;
+    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    return (avx2 && bytes >= GCOMMI_STREAM_MIN) ? copy_stream : copy_plain;
+}
+#define GCOMMI_STREAM_FENCE() _mm_sfence()
+#else
+static copy_fn_t big_copy_for(size_t bytes) { return copy_plain; }
+#define GCOMMI_STREAM_FENCE() ((void)0)
+#endif
+
+/* Smallest block that takes the streaming path. Packing writes one contiguous stream, where
+ * streaming blocks shorter than 1 KB measured slower (vector of 128-byte blocks, 64 MB: 0.83x
+ * MPI_Pack against 0.98x plain); unpacking scatters into blocks whose lines are written whole,
+ * where streaming pays from 128 bytes (1.6x MPI_Unpack against 1.0x). */
+static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
 
 static inline void copy_bytes(ctx_t *c, char *mem, size_t n)
 {
-    if (c->pack) memcpy(c->packed, mem, n);
-    else memcpy(mem, c->packed, n);
+    copy_fn_t f = n >= stream_min_block(c) ? c->big : copy_plain;
+    if (c->pack) f(c->packed, mem, n);
+    else f(mem, c->packed, n);
     c->packed += n;
 }
 
@@ -33,10 +93,10 @@ static inline void copy_bytes(ctx_t *c, char *mem, size_t n)
     {                                                                                          \
         char *p = c->packed;                                                                   \
         if (c->pack)                                                                           \
-            for (int64_t i = 0; i < count; i++, p += SIZE, mem += stride) memcpy(p, mem, SIZE); \
+            for (int64_t i = 0; i < count; i++) memcpy(p + i * SIZE, mem + i * stride, SIZE);  \
         else                                                                                   \
-            for (int64_t i = 0; i < count; i++, p += SIZE, mem += stride) memcpy(mem, p, SIZE); \
-        c->packed = p;                                                                         \
+            for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * SIZE, SIZE);  \
+        c->packed = p + count * SIZE;                                                          \
     }
 GCOMMI_STRIDED_COPY(1)
 GCOMMI_STRIDED_COPY(2)
@@ -84,15 +144,23 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         if (size <= 64) {
             char *p = c->packed;
             if (c->pack)
-                for (int64_t i = 0; i < count; i++, p += size, mem += stride)
-                    copy_small(p, mem, (size_t)size);
+                for (int64_t i = 0; i < count; i++)
+                    copy_small(p + i * size, mem + i * stride, (size_t)size);
             else
-                for (int64_t i = 0; i < count; i++, p += size, mem += stride)
-                    copy_small(mem, p, (size_t)size);
-            c->packed = p;
+                for (int64_t i = 0; i < count; i++)
+                    copy_small(mem + i * stride, p + i * size, (size_t)size);
+            c->packed = p + count * size;
             return;
         }
-        for (int64_t i = 0; i < count; i++, mem += stride) copy_bytes(c, mem, (size_t)size);
+        /* Pointer and direction kept in locals: the per-block bookkeeping through ctx costs
+         * 5-10% against MPI_Pack at DRAM sizes (vector of 128-byte blocks). */
+        char *p = c->packed;
+        copy_fn_t f = (size_t)size >= stream_min_block(c) ? c->big : copy_plain;
+        if (c->pack)
+            for (int64_t i = 0; i < count; i++) f(p + i * size, mem + i * stride, (size_t)size);
+        else
+            for (int64_t i = 0; i < count; i++) f(mem + i * stride, p + i * size, (size_t)size);
+        c->packed = p + count * size;
     }
 }
 
@@ -111,24 +179,22 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
     int64_t inst = n2 * sz; /* packed bytes of one outer instance */
     for (int64_t i0 = 0; i0 < count; i0 += GCOMMI_TILE) {
         int64_t tile = count - i0 < GCOMMI_TILE ? count - i0 : GCOMMI_TILE;
-        char *row = mem + i0 * s1;
-        char *out = packed + i0 * inst;
-        for (int64_t j = 0; j < n2; j++, row += s2, out += sz) {
-            char *m = row, *p = out;
+        for (int64_t j = 0; j < n2; j++) {
+            char *m = mem + i0 * s1 + j * s2, *p = packed + i0 * inst + j * sz;
             if (sz == 8) {
                 if (c->pack)
-                    for (int64_t t = 0; t < tile; t++, m += s1, p += inst) memcpy(p, m, 8);
+                    for (int64_t t = 0; t < tile; t++) memcpy(p + t * inst, m + t * s1, 8);
                 else
-                    for (int64_t t = 0; t < tile; t++, m += s1, p += inst) memcpy(m, p, 8);
+                    for (int64_t t = 0; t < tile; t++) memcpy(m + t * s1, p + t * inst, 8);
             } else if (sz == 4) {
                 if (c->pack)
-                    for (int64_t t = 0; t < tile; t++, m += s1, p += inst) memcpy(p, m, 4);
+                    for (int64_t t = 0; t < tile; t++) memcpy(p + t * inst, m + t * s1, 4);
                 else
-                    for (int64_t t = 0; t < tile; t++, m += s1, p += inst) memcpy(m, p, 4);
+                    for (int64_t t = 0; t < tile; t++) memcpy(m + t * s1, p + t * inst, 4);
             } else {
-                for (int64_t t = 0; t < tile; t++, m += s1, p += inst) {
-                    if (c->pack) memcpy(p, m, (size_t)sz);
-                    else memcpy(m, p, (size_t)sz);
+                for (int64_t t = 0; t < tile; t++) {
+                    if (c->pack) memcpy(p + t * inst, m + t * s1, (size_t)sz);
+                    else memcpy(m + t * s1, p + t * inst, (size_t)sz);
                 }
             }
         }
@@ -155,11 +221,11 @@ static void full_vec(ctx_t *c, const gcommi_dl_t *ch, char *base, int64_t stride
                             g->size);
             return;
         }
-        for (int64_t i = 0; i < count; i++, base += stride)
-            full_vec(c, g, base + ch->disp, ch->stride, ch->count);
+        for (int64_t i = 0; i < count; i++)
+            full_vec(c, g, base + i * stride + ch->disp, ch->stride, ch->count);
         return;
     }
-    for (int64_t i = 0; i < count; i++, base += stride) full_node(c, ch, base);
+    for (int64_t i = 0; i < count; i++) full_node(c, ch, base + i * stride);
 }
 
 /* One whole instance of node n with origin at `origin`. */
@@ -173,9 +239,15 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
         const gcommi_dl_t *ch = &c->nodes[n->child];
         const int64_t *displs = c->aux + n->aux, *prefix = displs + n->count;
         if (ch->kind == GCOMMI_DL_RUN && ch->size == n->stride) { /* blocks are contiguous */
-            for (int64_t b = 0; b < n->count; b++)
-                copy_bytes(c, base + displs[b] + ch->disp,
-                           (size_t)((prefix[b + 1] - prefix[b]) * ch->size));
+            char *p = c->packed, *m = base + ch->disp;
+            for (int64_t b = 0; b < n->count; b++) {
+                size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
+                copy_fn_t f = len >= stream_min_block(c) ? c->big : copy_plain;
+                if (c->pack) f(p, m + displs[b], len);
+                else f(m + displs[b], p, len);
+                p += len;
+            }
+            c->packed = p;
             return;
         }
         for (int64_t b = 0; b < n->count; b++)
@@ -263,11 +335,15 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
                       char *packed, int pack)
 {
     if (bytes == 0 || L->size == 0) return;
-    ctx_t c = {.nodes = L->nodes, .aux = L->aux, .packed = packed, .pack = pack};
+    ctx_t c = {.nodes = L->nodes, .aux = L->aux, .packed = packed, .pack = pack,
+               .big = big_copy_for(bytes)};
     const gcommi_dl_t *root = &L->nodes[0];
-    if (root->kind == GCOMMI_DL_RUN && root->size == L->extent) { /* contiguous instances */
-        copy_bytes(&c, typed + root->disp + offset, bytes);
+    if (root->kind == GCOMMI_DL_RUN && root->size == L->extent) { /* contiguous: libc's memcpy */
+        char *t = typed + root->disp + offset;
+        memcpy(pack ? packed : t, pack ? t : packed, bytes);
+        return;
     } else {
         part_vec(&c, root, typed, L->extent, (int64_t)offset, (int64_t)bytes);
     }
+    if (c.big != copy_plain) GCOMMI_STREAM_FENCE(); /* streaming stores are weakly ordered */
 }

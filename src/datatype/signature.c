@@ -72,6 +72,7 @@ static int sig_iter_next(sig_iter_t *it, int *id, uint64_t *n)
 int gcomm_type_match(gcomm_datatype sendtype, size_t sendcount, gcomm_datatype recvtype,
                      size_t recvcount, int *match)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check(sendtype, "sendtype"));
     GCOMMI_CHECK(gcommi_type_check(recvtype, "recvtype"));
     if (!match) return GCOMMI_ERROR(GCOMM_ERR_ARG, "match is NULL");

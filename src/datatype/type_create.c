@@ -80,14 +80,12 @@ static int type_finish(gcomm_datatype t, const char *ctor, const char *args)
         if (c->depth + 1 > depth) depth = c->depth + 1;
         if (len == 0 || c->nelems == 0) continue;
         if (__builtin_mul_overflow(len, c->nelems, &n) || __builtin_add_overflow(nelems, n, &nelems))
-            return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "%s: the number of elements overflows (%s)",
-                                ctor, args);
+            return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "the number of elements overflows (%s)", args);
         if (homog == -2) homog = c->homog_id;
         else if (homog != c->homog_id) homog = -1;
     }
     if (uniform && t->nblocks > 1 && __builtin_mul_overflow(nelems, t->nblocks, &nelems))
-        return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "%s: the number of elements overflows (%s)", ctor,
-                            args);
+        return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "the number of elements overflows (%s)", args);
     if (t->nblocks == 0) depth = 1;
     t->nelems = nelems;
     t->homog_id = homog < 0 ? -1 : homog;
@@ -95,8 +93,7 @@ static int type_finish(gcomm_datatype t, const char *ctor, const char *args)
     gcommi_bounds_finish(&t->bounds);
     if (t->bounds.overflow)
         return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW,
-                            "%s: the size or extent of the new type overflows 63 bits (%s)", ctor,
-                            args);
+                            "the size or extent of the new type overflows 63 bits (%s)", args);
     return GCOMM_SUCCESS;
 }
 
@@ -120,6 +117,7 @@ static int64_t wrap_mul(int64_t a, int64_t b)
 
 int gcomm_type_contiguous(int count, gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
@@ -181,6 +179,7 @@ static int make_vector(int count, int blocklength, int64_t stride, int contiguou
 int gcomm_type_vector(int count, int blocklength, int stride, gcomm_datatype oldtype,
                       gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_count(blocklength, "blocklength"));
@@ -196,6 +195,7 @@ int gcomm_type_vector(int count, int blocklength, int stride, gcomm_datatype old
 int gcomm_type_hvector(int count, int blocklength, ptrdiff_t stride, gcomm_datatype oldtype,
                        gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_count(blocklength, "blocklength"));
@@ -221,7 +221,7 @@ static int make_indexed(int count, const int *blocklens, int blocklen, const int
         t->displs = malloc((size_t)count * sizeof(int64_t));
         t->blocklens = malloc((size_t)count * sizeof(int64_t));
         if (!t->displs || !t->blocklens) {
-            rc = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "%s: cannot allocate %d blocks", ctor, count);
+            rc = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %d blocks", count);
             goto err;
         }
         for (int i = 0; i < count; i++) {
@@ -266,12 +266,12 @@ static int displs_to_bytes(int count, const int *displs, int64_t ext, const char
                            int64_t **out)
 {
     int64_t *d = malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t));
-    if (!d) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "%s: cannot allocate %d displacements", ctor, count);
+    if (!d) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %d displacements", count);
     for (int i = 0; i < count; i++)
         if (__builtin_mul_overflow((int64_t)displs[i], ext, &d[i])) {
             free(d);
             return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW,
-                                "%s: displacements[%d] = %d times the old extent overflows", ctor,
+                                "displacements[%d] = %d times the old extent overflows",
                                 i, displs[i]);
         }
     *out = d;
@@ -286,7 +286,7 @@ static int check_block_span(int count, const int *blocklens, int blocklen, gcomm
     for (int i = 0; i < count; i++) {
         int64_t len = blocklens ? blocklens[i] : blocklen;
         if (__builtin_mul_overflow(len, ext, &span))
-            return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "%s: block %d spans more than 63 bits", ctor,
+            return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "block %d spans more than 63 bits",
                                 i);
     }
     return GCOMM_SUCCESS;
@@ -295,6 +295,7 @@ static int check_block_span(int count, const int *blocklens, int blocklen, gcomm
 int gcomm_type_indexed(int count, const int blocklengths[], const int displacements[],
                        gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     static const char ctor[] = "gcomm_type_indexed";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
@@ -313,6 +314,7 @@ int gcomm_type_indexed(int count, const int blocklengths[], const int displaceme
 int gcomm_type_hindexed(int count, const int blocklengths[], const ptrdiff_t displacements[],
                         gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     static const char ctor[] = "gcomm_type_hindexed";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
@@ -328,6 +330,7 @@ int gcomm_type_hindexed(int count, const int blocklengths[], const ptrdiff_t dis
 int gcomm_type_indexed_block(int count, int blocklength, const int displacements[],
                              gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     static const char ctor[] = "gcomm_type_indexed_block";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
@@ -345,6 +348,7 @@ int gcomm_type_indexed_block(int count, int blocklength, const int displacements
 int gcomm_type_hindexed_block(int count, int blocklength, const ptrdiff_t displacements[],
                               gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     static const char ctor[] = "gcomm_type_hindexed_block";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
@@ -361,6 +365,7 @@ int gcomm_type_hindexed_block(int count, int blocklength, const ptrdiff_t displa
 int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displacements[],
                       const gcomm_datatype types[], gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     static const char ctor[] = "gcomm_type_struct";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
@@ -383,7 +388,7 @@ int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displ
         t->blocklens = malloc((size_t)count * sizeof(int64_t));
         t->types = calloc((size_t)count, sizeof(gcomm_datatype));
         if (!t->displs || !t->blocklens || !t->types) {
-            rc = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "%s: cannot allocate %d members", ctor, count);
+            rc = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %d members", count);
             goto err;
         }
         for (int i = 0; i < count; i++) {
@@ -445,6 +450,7 @@ static int make_wrapper(gcommi_combiner_t combiner, gcomm_datatype oldtype, cons
 int gcomm_type_resized(gcomm_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent,
                        gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
     gcomm_datatype t;
@@ -463,6 +469,7 @@ int gcomm_type_resized(gcomm_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent,
 
 int gcomm_type_dup(gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
     gcomm_datatype t;
@@ -483,6 +490,7 @@ int gcomm_type_dup(gcomm_datatype oldtype, gcomm_datatype *newtype)
 int gcomm_type_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[],
                         int order, gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     if (ndims <= 0) return GCOMMI_ERROR(GCOMM_ERR_ARG, "ndims = %d must be positive", ndims);
     GCOMMI_CHECK(check_array(sizes, ndims, "sizes"));

@@ -53,6 +53,7 @@ void gcommi_type_release(gcomm_datatype type)
 
 int gcomm_type_commit(gcomm_datatype *type)
 {
+    GCOMMI_API_ENTRY();
     if (!type) return GCOMMI_ERROR(GCOMM_ERR_ARG, "type is NULL");
     GCOMMI_CHECK(gcommi_type_check(*type, "*type"));
     gcomm_datatype t = *type;
@@ -66,6 +67,7 @@ int gcomm_type_commit(gcomm_datatype *type)
 
 int gcomm_type_free(gcomm_datatype *type)
 {
+    GCOMMI_API_ENTRY();
     if (!type) return GCOMMI_ERROR(GCOMM_ERR_ARG, "type is NULL");
     GCOMMI_CHECK(gcommi_type_check(*type, "*type"));
     if ((*type)->predefined)
@@ -80,6 +82,7 @@ int gcomm_type_free(gcomm_datatype *type)
 
 int gcomm_type_size(gcomm_datatype type, size_t *size)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check(type, "type"));
     if (!size) return GCOMMI_ERROR(GCOMM_ERR_ARG, "size is NULL");
     *size = (size_t)type->bounds.size;
@@ -88,6 +91,7 @@ int gcomm_type_size(gcomm_datatype type, size_t *size)
 
 int gcomm_type_get_extent(gcomm_datatype type, ptrdiff_t *lb, ptrdiff_t *extent)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check(type, "type"));
     if (!lb || !extent) return GCOMMI_ERROR(GCOMM_ERR_ARG, "%s is NULL", lb ? "extent" : "lb");
     *lb = type->bounds.lb;
@@ -97,6 +101,7 @@ int gcomm_type_get_extent(gcomm_datatype type, ptrdiff_t *lb, ptrdiff_t *extent)
 
 int gcomm_type_get_true_extent(gcomm_datatype type, ptrdiff_t *true_lb, ptrdiff_t *true_extent)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check(type, "type"));
     if (!true_lb || !true_extent)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "%s is NULL", true_lb ? "true_extent" : "true_lb");
@@ -107,6 +112,7 @@ int gcomm_type_get_true_extent(gcomm_datatype type, ptrdiff_t *true_lb, ptrdiff_
 
 int gcomm_type_get_elements(gcomm_datatype type, size_t *elements)
 {
+    GCOMMI_API_ENTRY();
     GCOMMI_CHECK(gcommi_type_check(type, "type"));
     if (!elements) return GCOMMI_ERROR(GCOMM_ERR_ARG, "elements is NULL");
     *elements = (size_t)type->nelems;

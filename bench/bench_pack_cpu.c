@@ -1,0 +1,641 @@
+/* bench_pack_cpu: gcomm_pack / gcomm_unpack against Open MPI's MPI_Pack / MPI_Unpack on host
+ * memory, with memcpy of the same byte count as the ceiling (issue 2).
+ *
+ * Shapes (all of doubles unless said otherwise), scaled so that one pack moves about `bytes`:
+ *   vector_bl1/16/256  vector(count, bl, 2*bl): half of the buffer, blocks of bl doubles
+ *   lower_tri          indexed: row i of an N x N matrix has i+1 elements at i*N
+ *   subarray4d         the inner half of each dimension of a 4-D volume (16x the packed bytes)
+ *   struct             array of struct {double; int; int; char} (extent 24, 17 packed bytes)
+ *   transpose          contiguous(N, resized(vector(N, 1, N), extent 8)): packing transposes
+ * Packed sizes: 1K, 4K, ..., --max-bytes (default 256M; --quick stops at 16M). Shapes whose
+ * geometry cannot hit a size exactly use the smallest geometry at or above it; the CSV gives the
+ * real packed byte count. Each (shape, size, op) is one CSV row; GB/s count packed bytes only.
+ *
+ * Each measurement times gcomm, MPI and memcpy interleaved on the same buffers (bench_util.h):
+ * warm-up, then samples until >= 5 runs and >= 0.2 s each, median reported. Buffers are reused,
+ * so sizes that fit the caches run from cache, for all three alike. After the timed pack runs,
+ * gcomm_pack's output must equal MPI_Pack's byte for byte; after the timed unpack runs,
+ * gcomm_unpack must round-trip (MPI_Pack of what it wrote equals the packed data) and leave every
+ * byte outside the type untouched. Data is random with no zero byte. Exit status 1 when a check
+ * fails. */
+#include <limits.h>
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "gcomm/datatype.h"
+
+#define GUARD 64           /* bytes after each buffer that nothing may write */
+#define SENTINEL 0xA5      /* fill of unpack destinations and guards */
+
+#define GC(call)                                                                             \
+    do {                                                                                     \
+        int rc_ = (call);                                                                    \
+        if (rc_ != GCOMM_SUCCESS) {                                                          \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,               \
+                    gcomm_error_string(rc_), gcomm_last_error_detail());                     \
+            return -1;                                                                       \
+        }                                                                                    \
+    } while (0)
+
+/* One shape at one size: the same layout as a gcomm type and as an MPI type. */
+typedef struct {
+    gcomm_datatype gt;
+    MPI_Datatype mt;
+    size_t incount;
+    size_t packed; /* packed bytes of incount x type */
+    size_t span;   /* bytes of the typed buffer (lb 0, everything inside [0, span)) */
+    char desc[96];
+} inst_t;
+
+typedef struct {
+    const char *name;
+    int param;
+    /* 0: built; 1: no geometry of this shape fits the size (skipped); -1: error. */
+    int (*build)(int param, size_t target, inst_t *s);
+} shape_t;
+
+static int build_vector(int bl, size_t target, inst_t *s)
+{
+    size_t count = target / (8 * (size_t)bl);
+    if (count == 0 || count > INT_MAX / 2)
+        return 1;
+    GC(gcomm_type_vector((int)count, bl, 2 * bl, GCOMM_DOUBLE, &s->gt));
+    MPI_Type_vector((int)count, bl, 2 * bl, MPI_DOUBLE, &s->mt);
+    s->incount = 1;
+    s->packed = count * (size_t)bl * 8;
+    s->span = ((count - 1) * 2 * (size_t)bl + (size_t)bl) * 8;
+    snprintf(s->desc, sizeof s->desc, "count=%zu bl=%d stride=%d", count, bl, 2 * bl);
+    return 0;
+}
+
+static int build_lower_tri(int param, size_t target, inst_t *s)
+{
+    size_t n = 1;
+    while (8 * n * (n + 1) / 2 < target)
+        n++;
+    if (n > 46340) /* n * n must fit an int displacement */
+        return 1;
+    int *len = malloc(n * sizeof *len), *disp = malloc(n * sizeof *disp);
+    if (!len || !disp) {
+        free(len);
+        free(disp);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        len[i] = (int)(i + 1);
+        disp[i] = (int)(i * n);
+    }
+    int rc = gcomm_type_indexed((int)n, len, disp, GCOMM_DOUBLE, &s->gt);
+    if (rc == GCOMM_SUCCESS)
+        MPI_Type_indexed((int)n, len, disp, MPI_DOUBLE, &s->mt);
+    free(len);
+    free(disp);
+    GC(rc);
+    s->incount = 1;
+    s->packed = 8 * n * (n + 1) / 2;
+    s->span = 8 * n * n;
+    snprintf(s->desc, sizeof s->desc, "N=%zu", n);
+    return 0;
+}
+
+/* Inner half of each dimension; power-of-two subsizes as even as possible, the larger ones
+ * innermost (C order), so the packed size is exactly the target when it is 8 * 2^p. */
+static int build_subarray4d(int param, size_t target, inst_t *s)
+{
+    int p = 0;
+    while ((size_t)8 << p < target)
+        p++;
+    int sizes[4], subsizes[4], starts[4];
+    size_t volume = 1, sub = 1;
+    for (int d = 0; d < 4; d++) {
+        int e = p / 4 + (d >= 4 - p % 4 ? 1 : 0);
+        subsizes[d] = 1 << e;
+        sizes[d] = 2 * subsizes[d];
+        starts[d] = subsizes[d] / 2;
+        volume *= (size_t)sizes[d];
+        sub *= (size_t)subsizes[d];
+    }
+    GC(gcomm_type_subarray(4, sizes, subsizes, starts, GCOMM_ORDER_C, GCOMM_DOUBLE, &s->gt));
+    MPI_Type_create_subarray(4, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &s->mt);
+    s->incount = 1;
+    s->packed = 8 * sub;
+    s->span = 8 * volume;
+    snprintf(s->desc, sizeof s->desc, "%dx%dx%dx%d of %dx%dx%dx%d", subsizes[0], subsizes[1],
+             subsizes[2], subsizes[3], sizes[0], sizes[1], sizes[2], sizes[3]);
+    return 0;
+}
+
+typedef struct {
+    double d;
+    int i, j;
+    char c;
+} elem_t;
+
+static int build_struct(int param, size_t target, inst_t *s)
+{
+    const size_t elem_packed = sizeof(double) + 2 * sizeof(int) + 1;
+    size_t count = (target + elem_packed - 1) / elem_packed;
+    if (count > INT_MAX)
+        return 1;
+    int len[4] = {1, 1, 1, 1};
+    ptrdiff_t disp[4] = {offsetof(elem_t, d), offsetof(elem_t, i), offsetof(elem_t, j),
+                         offsetof(elem_t, c)};
+    MPI_Aint mdisp[4] = {disp[0], disp[1], disp[2], disp[3]};
+    gcomm_datatype gtypes[4] = {GCOMM_DOUBLE, GCOMM_INT, GCOMM_INT, GCOMM_CHAR};
+    MPI_Datatype mtypes[4] = {MPI_DOUBLE, MPI_INT, MPI_INT, MPI_CHAR};
+    gcomm_datatype graw;
+    MPI_Datatype mraw;
+    GC(gcomm_type_struct(4, len, disp, gtypes, &graw));
+    GC(gcomm_type_resized(graw, 0, sizeof(elem_t), &s->gt));
+    GC(gcomm_type_free(&graw));
+    MPI_Type_create_struct(4, len, mdisp, mtypes, &mraw);
+    MPI_Type_create_resized(mraw, 0, sizeof(elem_t), &s->mt);
+    MPI_Type_free(&mraw);
+    s->incount = count;
+    s->packed = count * elem_packed;
+    s->span = count * sizeof(elem_t);
+    snprintf(s->desc, sizeof s->desc, "%zu x {d,i,i,c} extent %zu", count, sizeof(elem_t));
+    return 0;
+}
+
+static int build_transpose(int param, size_t target, inst_t *s)
+{
+    size_t n = 1;
+    while (8 * n * n < target)
+        n++;
+    if (n > 46340)
+        return 1;
+    gcomm_datatype gcol, gcol8;
+    MPI_Datatype mcol, mcol8;
+    GC(gcomm_type_vector((int)n, 1, (int)n, GCOMM_DOUBLE, &gcol));
+    GC(gcomm_type_resized(gcol, 0, 8, &gcol8));
+    GC(gcomm_type_contiguous((int)n, gcol8, &s->gt));
+    GC(gcomm_type_free(&gcol));
+    GC(gcomm_type_free(&gcol8));
+    MPI_Type_vector((int)n, 1, (int)n, MPI_DOUBLE, &mcol);
+    MPI_Type_create_resized(mcol, 0, 8, &mcol8);
+    MPI_Type_contiguous((int)n, mcol8, &s->mt);
+    MPI_Type_free(&mcol);
+    MPI_Type_free(&mcol8);
+    s->incount = 1;
+    s->packed = 8 * n * n;
+    s->span = 8 * n * n;
+    snprintf(s->desc, sizeof s->desc, "N=%zu", n);
+    return 0;
+}
+
+static const shape_t shapes[] = {
+    {"vector_bl1", 1, build_vector},       {"vector_bl16", 16, build_vector},
+    {"vector_bl256", 256, build_vector},   {"lower_tri", 0, build_lower_tri},
+    {"subarray4d", 0, build_subarray4d},   {"struct", 0, build_struct},
+    {"transpose", 0, build_transpose},
+};
+enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+
+/* Buffers of one (shape, size), each with GUARD trailing bytes. The operations compared in one
+ * measurement use the same buffers (pack: src -> out, unpack: out -> dst, memcpy in the same
+ * direction), so that none is favoured by where its pages happen to sit in the caches: with a
+ * buffer each, timing MPI_Pack against itself at 4 MiB (near the L3 size) gave 0.6x to 1.6x. */
+typedef struct {
+    inst_t *s;
+    unsigned char *src;  /* the typed input of pack */
+    unsigned char *dst;  /* the typed output of unpack */
+    unsigned char *out;  /* the packed stream: output of pack, input of unpack */
+    unsigned char *ref;  /* MPI_Pack's output, for the checks */
+} bufs_t;
+
+static int op_gcomm_pack(void *arg)
+{
+    bufs_t *b = arg;
+    size_t pos = 0;
+    return gcomm_pack(b->src, b->s->incount, b->s->gt, b->out, b->s->packed, &pos) != 0 ||
+           pos != b->s->packed;
+}
+
+static int op_gcomm_unpack(void *arg)
+{
+    bufs_t *b = arg;
+    size_t pos = 0;
+    return gcomm_unpack(b->out, b->s->packed, &pos, b->dst, b->s->incount, b->s->gt) != 0 ||
+           pos != b->s->packed;
+}
+
+static int op_mpi_pack(void *arg)
+{
+    bufs_t *b = arg;
+    int pos = 0;
+    return MPI_Pack(b->src, (int)b->s->incount, b->s->mt, b->out, (int)b->s->packed, &pos,
+                    MPI_COMM_WORLD) != MPI_SUCCESS ||
+           (size_t)pos != b->s->packed;
+}
+
+static int op_mpi_unpack(void *arg)
+{
+    bufs_t *b = arg;
+    int pos = 0;
+    return MPI_Unpack(b->out, (int)b->s->packed, &pos, b->dst, (int)b->s->incount, b->s->mt,
+                      MPI_COMM_WORLD) != MPI_SUCCESS ||
+           (size_t)pos != b->s->packed;
+}
+
+static int op_memcpy_pack(void *arg)
+{
+    bufs_t *b = arg;
+    memcpy(b->out, b->src, b->s->packed);
+    return 0;
+}
+
+static int op_memcpy_unpack(void *arg)
+{
+    bufs_t *b = arg;
+    memcpy(b->dst, b->out, b->s->packed);
+    return 0;
+}
+
+/* Checks after the timed runs; return the number of failures (each printed). Pack: gcomm_pack's
+ * output equals MPI_Pack's byte for byte and nothing is written past it. Leaves the packed stream
+ * in b->out for the unpack measurement. */
+static int verify_pack(const char *name, bufs_t *b)
+{
+    inst_t *s = b->s;
+    size_t n = s->packed, pos = 0;
+    int ipos = 0, bad = 0;
+    memset(b->out, SENTINEL, n + GUARD);
+    memset(b->ref, SENTINEL, n + GUARD);
+    if (gcomm_pack(b->src, s->incount, s->gt, b->out, n, &pos) != GCOMM_SUCCESS || pos != n) {
+        fprintf(stderr, "FAIL %s %zu: gcomm_pack: %s\n", name, n, gcomm_last_error_detail());
+        return 1;
+    }
+    MPI_Pack(b->src, (int)s->incount, s->mt, b->ref, (int)n, &ipos, MPI_COMM_WORLD);
+    if (memcmp(b->out, b->ref, n) != 0) {
+        size_t i = 0;
+        while (b->out[i] == b->ref[i])
+            i++;
+        fprintf(stderr, "FAIL %s %zu: gcomm_pack output differs from MPI_Pack at byte %zu\n",
+                name, n, i);
+        bad++;
+    }
+    if (bench_find_not(b->out + n, GUARD, SENTINEL) != GUARD) {
+        fprintf(stderr, "FAIL %s %zu: gcomm_pack wrote past the packed size\n", name, n);
+        bad++;
+    }
+    return bad;
+}
+
+/* Unpack: what gcomm_unpack writes, packed again by MPI, is the packed stream (round trip), and
+ * it writes no byte outside the type. */
+static int verify_unpack(const char *name, bufs_t *b)
+{
+    inst_t *s = b->s;
+    size_t n = s->packed, span = s->span, pos = 0;
+    int ipos = 0, bad = 0;
+    memset(b->dst, SENTINEL, span + GUARD);
+    if (gcomm_unpack(b->out, n, &pos, b->dst, s->incount, s->gt) != GCOMM_SUCCESS || pos != n) {
+        fprintf(stderr, "FAIL %s %zu: gcomm_unpack: %s\n", name, n, gcomm_last_error_detail());
+        return 1;
+    }
+    MPI_Pack(b->dst, (int)s->incount, s->mt, b->ref, (int)n, &ipos, MPI_COMM_WORLD);
+    if (memcmp(b->ref, b->out, n) != 0) {
+        fprintf(stderr, "FAIL %s %zu: gcomm_unpack does not round-trip\n", name, n);
+        bad++;
+    }
+    /* overwrite the typed bytes with the sentinel: then every byte must be the sentinel */
+    memset(b->ref, SENTINEL, n);
+    ipos = 0;
+    MPI_Unpack(b->ref, (int)n, &ipos, b->dst, (int)s->incount, s->mt, MPI_COMM_WORLD);
+    size_t at = bench_find_not(b->dst, span + GUARD, SENTINEL);
+    if (at != span + GUARD) {
+        fprintf(stderr, "FAIL %s %zu: gcomm_unpack wrote byte %zu, outside the type\n", name, n,
+                at);
+        bad++;
+    }
+    return bad;
+}
+
+typedef struct {
+    const char *shape;
+    size_t bytes;
+    const char *op;
+    double g, m, c;         /* seconds per call */
+    long samples, dropped;  /* over the three operations */
+} row_t;
+
+static row_t make_row(const char *shape, size_t bytes, const char *op, const bench_result_t *res)
+{
+    row_t r = {shape, bytes, op, res[0].median_s, res[1].median_s, res[2].median_s, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        r.samples += res[i].samples;
+        r.dropped += res[i].discarded;
+    }
+    return r;
+}
+
+static void print_row(FILE *csv, FILE *tab, const row_t *r)
+{
+    double gg = bench_gbps(r->bytes, r->g), mg = bench_gbps(r->bytes, r->m),
+           cg = bench_gbps(r->bytes, r->c);
+    fprintf(csv, "%s,%zu,%s,%.6e,%.6e,%.6e,%.4f,%.4f,%.4f,%.4f,%.4f\n", r->shape, r->bytes, r->op,
+            r->g, r->m, r->c, gg, mg, cg, r->m / r->g, r->c / r->g);
+    fflush(csv);
+    fprintf(tab, "%-13s %11zu %-6s %9.2f %9.2f %9.2f %8.2fx %7.1f%%", r->shape, r->bytes, r->op,
+            gg, mg, cg, r->m / r->g, 100.0 * r->c / r->g);
+    if (r->dropped)
+        fprintf(tab, "  (%ld of %ld samples dropped: descheduled)", r->dropped,
+                r->samples + r->dropped);
+    fputc('\n', tab);
+    fflush(tab);
+}
+
+/* Issue 2's targets, over the rows with >= 1 MiB packed; printed, not part of the exit status.
+ * A ratio within NOISE of the threshold is called a tie: timing MPI against itself with this
+ * driver on the 2-core CI machine scatters by about that much at >= 16 MiB. */
+#define NOISE 0.03
+static const char *verdict(double worst, double threshold)
+{
+    return worst >= threshold ? "met" : worst >= threshold - NOISE ? "tie (within noise)" : "MISSED";
+}
+
+static void print_targets(FILE *tab, const row_t *rows, int nrows)
+{
+    int any = 0, slower = 0;
+    double sp_min = 1e300, tr_min = 1e300, v256_min = 1e300, tri_min = 1e300;
+    for (int i = 0; i < nrows; i++) {
+        const row_t *r = &rows[i];
+        if (r->bytes < (1u << 20))
+            continue;
+        any = 1;
+        double sp = r->m / r->g, frac = r->c / r->g;
+        if (sp < 1.0) {
+            fprintf(tab, "%s %s/%zu/%s %.2fx", slower ? "," : "  slower than MPI:", r->shape,
+                    r->bytes, r->op, sp);
+            slower++;
+        }
+        if (sp < sp_min)
+            sp_min = sp;
+        if (strcmp(r->shape, "transpose") == 0 && sp < tr_min)
+            tr_min = sp;
+        if (strcmp(r->shape, "vector_bl256") == 0 && frac < v256_min)
+            v256_min = frac;
+        if (strcmp(r->shape, "lower_tri") == 0 && frac < tri_min)
+            tri_min = frac;
+    }
+    if (!any)
+        return;
+    if (slower)
+        fputc('\n', tab);
+    fprintf(tab, "targets (>= 1 MiB packed; a tie is within %.0f%% of the threshold):\n",
+            100 * NOISE);
+    fprintf(tab, "  not slower than MPI on any shape: %s (worst %.2fx, %d rows below 1.00x)\n",
+            verdict(sp_min, 1.0), sp_min, slower);
+    if (tr_min < 1e300)
+        fprintf(tab, "  transpose >= 2x MPI: %s (worst %.2fx)\n", verdict(tr_min, 2.0), tr_min);
+    if (v256_min < 1e300)
+        fprintf(tab, "  vector_bl256 >= 90%% of memcpy: %s (worst %.1f%%)\n",
+                verdict(v256_min, 0.9), 100.0 * v256_min);
+    if (tri_min < 1e300)
+        fprintf(tab, "  lower_tri >= 90%% of memcpy: %s (worst %.1f%%)\n", verdict(tri_min, 0.9),
+                100.0 * tri_min);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_pack_cpu [--csv FILE] [--max-bytes N] [--min-bytes N] [--quick]\n"
+            "                      [--min-time S] [--shapes a,b,...]\n"
+            "  --csv FILE      CSV output (default stdout; the table then goes to stderr)\n"
+            "  --max-bytes N   largest packed size (default 256M; K/M/G suffixes)\n"
+            "  --min-bytes N   smallest packed size (default 1K); sizes go up by 4x\n"
+            "  --quick         smoke run: stop at 16M, 0.02 s per measurement\n"
+            "  --min-time S    timed seconds per operation and measurement (default 0.2)\n"
+            "  --shapes LIST   subset of:");
+    for (int i = 0; i < NSHAPES; i++)
+        fprintf(f, " %s", shapes[i].name);
+    fputc('\n', f);
+}
+
+static int shape_selected(const char *list, const char *name)
+{
+    if (!list)
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && strncmp(p, name, l) == 0)
+            return 1;
+        p += l + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+static void free_inst(inst_t *s)
+{
+    if (s->gt)
+        gcomm_type_free(&s->gt);
+    if (s->mt != MPI_DATATYPE_NULL)
+        MPI_Type_free(&s->mt);
+}
+
+/* Builds, times and checks one (shape, size); appends two rows. Returns failures, -1 on error,
+ * or -2 when skipped. */
+static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, FILE *csv,
+                   FILE *tab, row_t *rows, int *nrows)
+{
+    inst_t s = {.gt = GCOMM_DATATYPE_NULL, .mt = MPI_DATATYPE_NULL};
+    int rc = sh->build(sh->param, target, &s);
+    if (rc != 0) {
+        free_inst(&s);
+        return rc > 0 ? -2 : -1;
+    }
+    if (gcomm_type_commit(&s.gt) != GCOMM_SUCCESS) {
+        fprintf(stderr, "%s: gcomm_type_commit: %s\n", sh->name, gcomm_last_error_detail());
+        free_inst(&s);
+        return -1;
+    }
+    MPI_Type_commit(&s.mt);
+    if (s.packed > INT_MAX || s.span > ((size_t)1 << 40)) { /* MPI_Pack counts in int */
+        free_inst(&s);
+        return -2;
+    }
+    int bad = 0;
+    size_t gsize = 0;
+    ptrdiff_t glb = 0, gext = 0, gtlb = 0, gtext = 0;
+    MPI_Aint mlb, mext;
+    int msize;
+    MPI_Type_size(s.mt, &msize);
+    MPI_Type_get_extent(s.mt, &mlb, &mext);
+    if (gcomm_type_size(s.gt, &gsize) != 0 || gcomm_type_get_extent(s.gt, &glb, &gext) != 0 ||
+        gcomm_type_get_true_extent(s.gt, &gtlb, &gtext) != 0 || gsize * s.incount != s.packed ||
+        (size_t)msize != gsize || glb != mlb || gext != mext || gtlb < 0 ||
+        (size_t)(gtlb + gtext) + (s.incount - 1) * (size_t)gext > s.span) {
+        fprintf(stderr,
+                "FAIL %s %zu: type summary: gcomm size %zu lb %td extent %td true %td+%td, MPI "
+                "size %d lb %td extent %td; expected packed %zu span %zu\n",
+                sh->name, s.packed, gsize, glb, gext, gtlb, gtext, msize, (ptrdiff_t)mlb,
+                (ptrdiff_t)mext, s.packed, s.span);
+        bad++;
+    }
+    bufs_t b = {.s = &s};
+    b.src = bench_alloc(s.span + GUARD);
+    b.dst = bench_alloc(s.span + GUARD);
+    b.out = bench_alloc(s.packed + GUARD);
+    b.ref = bench_alloc(s.packed + GUARD);
+    if (!b.src || !b.dst || !b.out || !b.ref) {
+        fprintf(stderr, "%s %zu: out of memory (span %zu bytes)\n", sh->name, s.packed, s.span);
+        rc = -1;
+        goto out;
+    }
+    bench_fill_random(b.src, s.span + GUARD, 0x1234567ull * (uint64_t)(target + 1) +
+                                                  (uint64_t)(sh - shapes));
+    memset(b.dst, SENTINEL, s.span + GUARD);
+    memset(b.out, SENTINEL, s.packed + GUARD);
+    memset(b.ref, SENTINEL, s.packed + GUARD);
+
+    bench_op_t pack_ops[3] = {{"gcomm_pack", op_gcomm_pack, NULL, &b},
+                              {"MPI_Pack", op_mpi_pack, NULL, &b},
+                              {"memcpy", op_memcpy_pack, NULL, &b}};
+    bench_op_t unpack_ops[3] = {{"gcomm_unpack", op_gcomm_unpack, NULL, &b},
+                                {"MPI_Unpack", op_mpi_unpack, NULL, &b},
+                                {"memcpy", op_memcpy_unpack, NULL, &b}};
+    bench_result_t res[3];
+    if (bench_measure(pack_ops, 3, opts, res) != 0) {
+        fprintf(stderr, "FAIL %s %zu: pack: %s\n", sh->name, s.packed, gcomm_last_error_detail());
+        rc = -1;
+        goto out;
+    }
+    rows[*nrows] = make_row(sh->name, s.packed, "pack", res);
+    int bad_pack = verify_pack(sh->name, &b);
+    bad += bad_pack;
+    print_row(csv, tab, &rows[(*nrows)++]);
+    if (bad_pack == 0) { /* unpack reads the checked packed stream in b.out */
+        if (bench_measure(unpack_ops, 3, opts, res) != 0) {
+            fprintf(stderr, "FAIL %s %zu: unpack: %s\n", sh->name, s.packed,
+                    gcomm_last_error_detail());
+            rc = -1;
+            goto out;
+        }
+        rows[*nrows] = make_row(sh->name, s.packed, "unpack", res);
+        bad += verify_unpack(sh->name, &b);
+        print_row(csv, tab, &rows[(*nrows)++]);
+    }
+    rc = bad;
+out:
+    free(b.src);
+    free(b.dst);
+    free(b.out);
+    free(b.ref);
+    free_inst(&s);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *csv_path = NULL, *shape_list = NULL;
+    size_t max_bytes = (size_t)256 << 20, min_bytes = 1024;
+    int quick = 0, max_set = 0;
+    double min_time = -1.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(a, "--csv") == 0 && v) {
+            csv_path = v;
+            i++;
+        } else if (strcmp(a, "--max-bytes") == 0 && v && bench_parse_size(v, &max_bytes) == 0) {
+            max_set = 1;
+            i++;
+        } else if (strcmp(a, "--min-bytes") == 0 && v && bench_parse_size(v, &min_bytes) == 0 &&
+                   min_bytes > 0) {
+            i++;
+        } else if (strcmp(a, "--min-time") == 0 && v) {
+            min_time = atof(v);
+            i++;
+        } else if (strcmp(a, "--shapes") == 0 && v) {
+            shape_list = v;
+            i++;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "bench_pack_cpu: bad argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (shape_list) {
+        for (const char *p = shape_list; *p;) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            int found = 0;
+            for (int i = 0; i < NSHAPES; i++)
+                found |= strlen(shapes[i].name) == l && strncmp(p, shapes[i].name, l) == 0;
+            if (!found) {
+                fprintf(stderr, "bench_pack_cpu: unknown shape '%.*s'\n", (int)l, p);
+                usage(stderr);
+                return 2;
+            }
+            p += l + (e ? 1 : 0);
+        }
+    }
+    if (quick && (!max_set || max_bytes > ((size_t)16 << 20)))
+        max_bytes = (size_t)16 << 20;
+    bench_opts_t opts = BENCH_OPTS_DEFAULT;
+    opts.min_time_s = min_time >= 0.0 ? min_time : quick ? 0.02 : 0.2;
+    if (quick)
+        opts.max_time_s = 2.0;
+
+    MPI_Init(&argc, &argv);
+    FILE *tab = csv_path ? stdout : stderr;
+    static const char *const cols[] = {"shape",     "bytes",       "op",          "gcomm_s",
+                                       "mpi_s",     "memcpy_s",    "gcomm_GBps",  "mpi_GBps",
+                                       "memcpy_GBps", "speedup_vs_mpi", "frac_of_memcpy"};
+    FILE *csv = bench_csv_open(csv_path, cols, (int)(sizeof cols / sizeof cols[0]));
+    if (!csv) {
+        perror(csv_path);
+        MPI_Finalize();
+        return 2;
+    }
+    int mpi_major = 0, mpi_minor = 0;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int liblen = 0;
+    MPI_Get_version(&mpi_major, &mpi_minor);
+    MPI_Get_library_version(lib, &liblen);
+    lib[strcspn(lib, ",\n")] = '\0';
+    bench_print_environment(tab, argc, argv);
+    fprintf(tab, "# %s; median of >= %d runs and >= %.2f s per operation; GB/s = packed bytes / s\n",
+            lib, opts.min_runs, opts.min_time_s);
+    fprintf(tab, "%-13s %11s %-6s %9s %9s %9s %9s %8s\n", "shape", "bytes", "op", "gcomm", "MPI",
+            "memcpy", "vs MPI", "memcpy%");
+
+    int nsizes = 0;
+    for (size_t t = min_bytes; t <= max_bytes; t *= 4)
+        nsizes++;
+    row_t *rows = calloc((size_t)(2 * NSHAPES * nsizes + 1), sizeof *rows);
+    int nrows = 0, failures = 0, errors = 0;
+    for (int i = 0; i < NSHAPES && rows; i++) {
+        if (!shape_selected(shape_list, shapes[i].name))
+            continue;
+        for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
+            int rc = run_one(&shapes[i], t, &opts, csv, tab, rows, &nrows);
+            if (rc == -1)
+                errors++;
+            else if (rc > 0)
+                failures += rc;
+        }
+    }
+    if (!rows)
+        errors++;
+    else
+        print_targets(tab, rows, nrows);
+    fprintf(tab, "%d rows, %d check failures, %d errors\n", nrows, failures, errors);
+    free(rows);
+    bench_csv_close(csv);
+    MPI_Finalize();
+    return failures || errors ? 1 : 0;
+}
