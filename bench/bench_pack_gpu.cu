@@ -1261,7 +1261,7 @@ static void case_blocks(const char *list, char **argv)
         if (v > 0) snprintf(label, sizeof label, "vec 2KB b=%d", (int)v);
         else snprintf(label, sizeof label, "vec 2KB b=dflt");
         snprintf(desc, sizeof desc, "vector bl=256 stride=512 double GCOMM_PACK_MAX_BLOCKS=%ld%s", v,
-                 v ? "" : " (8 per SM)");
+                 v ? "" : " (16 per SM)");
         row_t r = row_make(10, "blocks_vec_2048B", label, "pack", bytes, v > 0 ? v : 8L * G.sms, desc);
         r.g_s = g;
         r.p_s = r.m_s = m;
@@ -1409,7 +1409,7 @@ int main(int argc, char **argv)
     bench_print_environment(G.tab, argc, argv);
     fprintf(G.tab, "# GPU: %s, %d SMs, %.1f GiB, driver %d.%d, runtime %d.%d; GCOMM_PACK_MAX_BLOCKS=%s\n",
             prop.name, G.sms, (double)prop.totalGlobalMem / (1 << 30), drv / 1000, drv % 1000 / 10,
-            rt / 1000, rt % 1000 / 10, mb ? mb : "(unset: 8 per SM)");
+            rt / 1000, rt % 1000 / 10, mb ? mb : "(unset: 16 per SM)");
     fprintf(G.tab,
             "# median of >= %d runs and >= %.2f s per op, CUDA events (case 7: host clock); random "
             "data; every result checked after timing\n"

@@ -114,6 +114,30 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
         }                                                                                      \
     }                                                                                          \
                                                                                                \
+    /* The same, one word per thread and iteration: for nested shapes, where computing several \
+     * words' addresses up front (a division per level each) costs more than it hides. */      \
+    __global__ void strided_word1_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,        \
+                                      int64_t bytes, char *packed, int pack, int narrow)       \
+    {                                                                                          \
+        int64_t wpr = p.run / W, w0 = offset / W, n = bytes / W;                               \
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;                \
+             i += (int64_t)gridDim.x * blockDim.x) {                                           \
+            int64_t w = w0 + i, r, j;                                                          \
+            if (narrow) {                                                                      \
+                uint32_t q = (uint32_t)w / (uint32_t)wpr;                                      \
+                r = q;                                                                         \
+                j = (int64_t)((uint32_t)w - q * (uint32_t)wpr);                                \
+            } else {                                                                           \
+                r = w / wpr;                                                                   \
+                j = w - r * wpr;                                                               \
+            }                                                                                  \
+            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r, narrow)) + j;        \
+            word##W##_t *k = (word##W##_t *)packed + i;                                        \
+            if (pack) *k = *t;                                                                 \
+            else *t = *k;                                                                      \
+        }                                                                                      \
+    }                                                                                          \
+                                                                                               \
     /* A warp per piece of a run (long runs, cut in pieces of at most GCOMMI_GPU_UNIT_MAX     \
      * bytes so that a few long runs still spread over the GPU): lanes copy consecutive words. */ \
     __global__ void strided_warp_##W(gcommi_gpu_plan_t p, char *typed, int64_t offset,         \
@@ -230,9 +254,17 @@ extern "C" int gcommi_gpu_launch(const gcommi_gpu_plan_t *p, char *typed, int64_
         int64_t w1 = (offset + bytes) / width;
         int narrow = w1 + (int64_t)max_blocks * GCOMMI_THREADS < ((int64_t)1 << 32);
         for (int k = 0; k < p->ndims; k++) narrow &= p->counts[k] < ((int64_t)1 << 32);
-        if (p->run < GCOMMI_WARP * width) { /* fewer words than lanes: a thread per word */
+        /* Fewer words than lanes: a thread per word. Measured on an H200: a vector of 64-byte
+         * runs packs at 88% of cudaMemcpy with 4 words per thread in flight, 77% with one; a 4-D
+         * subarray of 256-byte runs (3 divisions per word) at 2680 GB/s with one word per thread,
+         * 1050 GB/s with 4 and 1100 GB/s with a warp per run. */
+        if (p->run < GCOMMI_WARP * width && p->ndims <= 1) {
             int grid = grid_for(GCOMMI_THREADS, bytes / width, max_blocks);
             GCOMMI_LAUNCH(strided_word, width, grid, st, *p, typed, offset, bytes, packed, pack,
+                          narrow);
+        } else if (p->run < GCOMMI_WARP * width) {
+            int grid = grid_for(GCOMMI_THREADS, bytes / width, max_blocks);
+            GCOMMI_LAUNCH(strided_word1, width, grid, st, *p, typed, offset, bytes, packed, pack,
                           narrow);
         } else {
             int64_t pieces = (p->run + GCOMMI_GPU_UNIT_MAX - 1) / GCOMMI_GPU_UNIT_MAX;
