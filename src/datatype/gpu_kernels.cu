@@ -53,6 +53,23 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
     return off + r * p.extent;
 }
 
+/* Address of packed word w (of `width` bytes, wpr words per run) in typed memory. */
+static __device__ __forceinline__ char *strided_word_addr(const gcommi_gpu_plan_t &p, char *typed,
+                                                          int64_t w, int64_t wpr, int width,
+                                                          int narrow)
+{
+    int64_t r, j;
+    if (narrow) {
+        uint32_t q = (uint32_t)w / (uint32_t)wpr;
+        r = q;
+        j = (int64_t)((uint32_t)w - q * (uint32_t)wpr);
+    } else {
+        r = w / wpr;
+        j = w - r * wpr;
+    }
+    return typed + strided_offset(p, r, narrow) + j * width;
+}
+
 /* dst[i] = src[i] for i = start, start + step, ... < n, four loads in flight per thread so that
  * enough memory requests are outstanding to approach the bandwidth. */
 #define GCOMMI_COPY_STRIDED(T, dst, src, start, n, step)                                       \
@@ -90,16 +107,7 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
             _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++) {                        \
                 int64_t ii = i + u * grid;                                                     \
                 if (ii >= n) ii = i; /* past the end: repeat word i (harmless, same value) */  \
-                int64_t w = w0 + ii, r, j;                                                     \
-                if (narrow) {                                                                  \
-                    uint32_t q = (uint32_t)w / (uint32_t)wpr;                                  \
-                    r = q;                                                                     \
-                    j = (int64_t)((uint32_t)w - q * (uint32_t)wpr);                            \
-                } else {                                                                       \
-                    r = w / wpr;                                                               \
-                    j = w - r * wpr;                                                           \
-                }                                                                              \
-                t[u] = (word##W##_t *)(typed + strided_offset(p, r, narrow)) + j;              \
+                t[u] = (word##W##_t *)strided_word_addr(p, typed, w0 + ii, wpr, W, narrow);    \
             }                                                                                  \
             if (pack) {                                                                        \
                 _Pragma("unroll") for (int u = 0; u < GCOMMI_UNROLL; u++) v[u] = *t[u];        \
@@ -122,16 +130,7 @@ static __device__ __forceinline__ int64_t strided_offset(const gcommi_gpu_plan_t
         int64_t wpr = p.run / W, w0 = offset / W, n = bytes / W;                               \
         for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;                \
              i += (int64_t)gridDim.x * blockDim.x) {                                           \
-            int64_t w = w0 + i, r, j;                                                          \
-            if (narrow) {                                                                      \
-                uint32_t q = (uint32_t)w / (uint32_t)wpr;                                      \
-                r = q;                                                                         \
-                j = (int64_t)((uint32_t)w - q * (uint32_t)wpr);                                \
-            } else {                                                                           \
-                r = w / wpr;                                                                   \
-                j = w - r * wpr;                                                               \
-            }                                                                                  \
-            word##W##_t *t = (word##W##_t *)(typed + strided_offset(p, r, narrow)) + j;        \
+            word##W##_t *t = (word##W##_t *)strided_word_addr(p, typed, w0 + i, wpr, W, narrow);  \
             word##W##_t *k = (word##W##_t *)packed + i;                                        \
             if (pack) *k = *t;                                                                 \
             else *t = *k;                                                                      \

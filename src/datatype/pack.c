@@ -106,30 +106,45 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
     return rc;
 }
 
-int gcomm_pack(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
-               size_t outsize, size_t *position)
+/* The position-based calls, synchronous (sync) or on a stream. */
+static int pack_at_position(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
+                            size_t outsize, size_t *position, void *stream, int sync)
 {
-    GCOMMI_API_ENTRY();
     size_t bytes;
     GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
                                      position, 0, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
-    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, NULL, 1));
+    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, stream,
+                             sync));
     *position += bytes;
     return GCOMM_SUCCESS;
+}
+
+static int unpack_at_position(const void *inbuf, size_t insize, size_t *position, void *outbuf,
+                              size_t outcount, gcomm_datatype type, void *stream, int sync)
+{
+    size_t bytes;
+    GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
+                                     position, 1, &bytes));
+    if (bytes == 0) return GCOMM_SUCCESS;
+    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, stream,
+                             sync));
+    *position += bytes;
+    return GCOMM_SUCCESS;
+}
+
+int gcomm_pack(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
+               size_t outsize, size_t *position)
+{
+    GCOMMI_API_ENTRY();
+    return pack_at_position(inbuf, incount, type, outbuf, outsize, position, NULL, 1);
 }
 
 int gcomm_unpack(const void *inbuf, size_t insize, size_t *position, void *outbuf,
                  size_t outcount, gcomm_datatype type)
 {
     GCOMMI_API_ENTRY();
-    size_t bytes;
-    GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
-                                     position, 1, &bytes));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, NULL, 1));
-    *position += bytes;
-    return GCOMM_SUCCESS;
+    return unpack_at_position(inbuf, insize, position, outbuf, outcount, type, NULL, 1);
 }
 
 /* Checks shared by the range calls. */
@@ -175,26 +190,14 @@ int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, voi
                      size_t outsize, size_t *position, void *stream)
 {
     GCOMMI_API_ENTRY();
-    size_t bytes;
-    GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
-                                     position, 0, &bytes));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, stream, 0));
-    *position += bytes;
-    return GCOMM_SUCCESS;
+    return pack_at_position(inbuf, incount, type, outbuf, outsize, position, stream, 0);
 }
 
 int gcomm_unpack_async(const void *inbuf, size_t insize, size_t *position, void *outbuf,
                        size_t outcount, gcomm_datatype type, void *stream)
 {
     GCOMMI_API_ENTRY();
-    size_t bytes;
-    GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
-                                     position, 1, &bytes));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, stream, 0));
-    *position += bytes;
-    return GCOMM_SUCCESS;
+    return unpack_at_position(inbuf, insize, position, outbuf, outcount, type, stream, 0);
 }
 
 int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *dst,
