@@ -156,10 +156,16 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
          * 5-10% against MPI_Pack at DRAM sizes (vector of 128-byte blocks). */
         char *p = c->packed;
         copy_fn_t f = (size_t)size >= stream_min_block(c) ? c->big : copy_plain;
-        if (c->pack)
+        if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
+            if (c->pack)
+                for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
+            else
+                for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * size, (size_t)size);
+        } else if (c->pack) {
             for (int64_t i = 0; i < count; i++) f(p + i * size, mem + i * stride, (size_t)size);
-        else
+        } else {
             for (int64_t i = 0; i < count; i++) f(mem + i * stride, p + i * size, (size_t)size);
+        }
         c->packed = p + count * size;
     }
 }
@@ -242,9 +248,10 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
             char *p = c->packed, *m = base + ch->disp;
             for (int64_t b = 0; b < n->count; b++) {
                 size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
-                copy_fn_t f = len >= stream_min_block(c) ? c->big : copy_plain;
-                if (c->pack) f(p, m + displs[b], len);
-                else f(m + displs[b], p, len);
+                char *dst = c->pack ? p : m + displs[b];
+                const char *src = c->pack ? m + displs[b] : p;
+                if (len >= stream_min_block(c) && c->big != copy_plain) c->big(dst, src, len);
+                else memcpy(dst, src, len);
                 p += len;
             }
             c->packed = p;
