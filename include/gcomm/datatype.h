@@ -150,6 +150,23 @@ int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, siz
                      size_t bytes, void *outbuf);
 int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
                        size_t outcount, gcomm_datatype type);
+/* Per-call options of a range call, for pipelining on GPUs: the stream, a limit on the thread
+ * blocks its kernel may use (so that it can run beside a user kernel), and whether to wait. */
+typedef struct {
+    void *stream;   /* cudaStream_t (NULL: the legacy default stream) */
+    int max_blocks; /* most thread blocks of the call's kernel; 0: GCOMM_PACK_MAX_BLOCKS or
+                       automatic (16 per multiprocessor) */
+    int wait;       /* nonzero: return when the bytes are in place; 0: return once enqueued */
+} gcomm_pack_opts_t;
+#define GCOMM_PACK_OPTS_INIT {NULL, 0, 1}
+
+/* gcomm_pack_range / gcomm_unpack_range with options (opts NULL: GCOMM_PACK_OPTS_INIT). Host
+ * memory on both sides is copied before returning, after earlier work on opts->stream. */
+int gcomm_pack_range_opts(const void *inbuf, size_t incount, gcomm_datatype type, size_t offset,
+                          size_t bytes, void *outbuf, const gcomm_pack_opts_t *opts);
+int gcomm_unpack_range_opts(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
+                            size_t outcount, gcomm_datatype type, const gcomm_pack_opts_t *opts);
+
 /* Asynchronous forms take a cudaStream_t passed as void* (NULL: the default stream). On host
  * memory they complete before returning. */
 int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,

@@ -11,9 +11,10 @@
  * memory (instance 0's origin at `typed`) and `packed` (pack != 0: typed -> packed) with a kernel
  * on `device`, enqueued on `stream` (a cudaStream_t; NULL: the legacy default stream). Both
  * pointers must be reachable by kernels on that device (device, managed or mapped pinned host
- * memory). Does not wait for completion. */
+ * memory). max_blocks > 0 limits the kernel's grid (0: the configured default). Does not wait
+ * for completion. */
 int gcommi_gpu_copy(gcomm_datatype type, int device, char *typed, size_t offset, size_t bytes,
-                    char *packed, int pack, void *stream);
+                    char *packed, int pack, void *stream, int max_blocks);
 
 /* Copies `bytes` bytes of the packed stream from one layout to another in one kernel (gcomm_copy):
  * the packed stream never exists in memory. Enqueued on `stream`. */

@@ -292,8 +292,9 @@ static void device_leave(int device, device_scope_t *s)
     if (s->prev >= 0 && s->prev != device) cudaSetDevice(s->prev);
 }
 
-static int max_blocks(const gcommi_gpu_plan_t *p)
+static int max_blocks(const gcommi_gpu_plan_t *p, int requested)
 {
+    if (requested > 0) return requested;
     long cfg = gcommi_config()->pack_max_blocks;
     if (cfg > 0) return cfg > (1L << 30) ? (1 << 30) : (int)cfg;
     /* 16 blocks of 256 threads per SM: measured on an H200 (vector of 256-byte blocks, 256 MB):
@@ -302,7 +303,7 @@ static int max_blocks(const gcommi_gpu_plan_t *p)
 }
 
 int gcommi_gpu_copy(gcomm_datatype type, int device, char *typed, size_t offset, size_t bytes,
-                    char *packed, int pack, void *stream)
+                    char *packed, int pack, void *stream, int blocks)
 {
     if (bytes == 0) return GCOMM_SUCCESS;
     device_scope_t scope;
@@ -321,7 +322,7 @@ int gcommi_gpu_copy(gcomm_datatype type, int device, char *typed, size_t offset,
     g = gcd64(g, gcd64((int64_t)offset, (int64_t)bytes));
     int width = (int)pow2_align(g);
     int e = gcommi_gpu_launch(p, typed, (int64_t)offset, (int64_t)bytes, packed, pack, width,
-                              max_blocks(p), stream);
+                              max_blocks(p, blocks), stream);
     if (e != cudaSuccess) rc = cuda_error((cudaError_t)e, "datatype kernel launch");
 out:
     device_leave(device, &scope);
@@ -342,7 +343,7 @@ int gcommi_gpu_relayout(gcomm_datatype srctype, const char *src, gcomm_datatype 
         g = gcd64(g, gcd64((int64_t)((uintptr_t)src & 15), (int64_t)((uintptr_t)dst & 15)));
         g = gcd64(g, (int64_t)bytes);
         int e = gcommi_gpu_launch_relayout(ps, src, pd, dst, (int64_t)bytes, (int)pow2_align(g),
-                                           max_blocks(ps), stream);
+                                           max_blocks(ps, 0), stream);
         if (e != cudaSuccess) rc = cuda_error((cudaError_t)e, "relayout kernel launch");
     }
     device_leave(device, &scope);

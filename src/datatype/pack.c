@@ -53,7 +53,7 @@ static int check_position_call(const void *typed, const char *typed_name, size_t
  * from the GPU straight into pinned host memory); a staging copy through a temporary buffer when
  * the other side is pageable host memory. `sync`: wait for the GPU before returning. */
 static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t bytes,
-                       char *packed, int pack, void *stream, int sync)
+                       char *packed, int pack, void *stream, int sync, int max_blocks)
 {
     int dt, dp;
     /* The typed buffer's origin may lie outside its allocation (lb > 0 or negative displacements):
@@ -73,7 +73,8 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
     if (t_gpu && p_gpu && dt != dp) /* the kernel on the typed side's GPU reaches the peer's */
         GCOMMI_CHECK(gcommi_gpu_enable_peer(dt, dp));
     if (kt != GCOMMI_MEM_HOST && kp != GCOMMI_MEM_HOST) {
-        GCOMMI_CHECK(gcommi_gpu_copy(type, device, typed, offset, bytes, packed, pack, stream));
+        GCOMMI_CHECK(gcommi_gpu_copy(type, device, typed, offset, bytes, packed, pack, stream,
+                                     max_blocks));
         return sync ? gcommi_gpu_sync(device, stream) : GCOMM_SUCCESS;
     }
     int rc;
@@ -81,11 +82,12 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
         void *tmp;
         GCOMMI_CHECK(gcommi_gpu_alloc(device, bytes, stream, &tmp));
         if (pack) {
-            rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 1, stream);
+            rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 1, stream, max_blocks);
             if (rc == GCOMM_SUCCESS) rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 1, stream);
         } else {
             rc = gcommi_gpu_memcpy_sync(device, tmp, packed, bytes, 0, stream);
-            if (rc == GCOMM_SUCCESS) rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 0, stream);
+            if (rc == GCOMM_SUCCESS)
+                rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 0, stream, max_blocks);
         }
         int rc2 = gcommi_gpu_free(device, tmp, stream);
         if (rc == GCOMM_SUCCESS) rc = rc2;
@@ -115,7 +117,7 @@ static int pack_at_position(const void *inbuf, size_t incount, gcomm_datatype ty
                                      position, 0, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
     GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, stream,
-                             sync));
+                             sync, 0));
     *position += bytes;
     return GCOMM_SUCCESS;
 }
@@ -128,7 +130,7 @@ static int unpack_at_position(const void *inbuf, size_t insize, size_t *position
                                      position, 1, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
     GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, stream,
-                             sync));
+                             sync, 0));
     *position += bytes;
     return GCOMM_SUCCESS;
 }
@@ -173,7 +175,7 @@ int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, siz
     GCOMMI_CHECK(check_range_call(inbuf, "inbuf", incount, "incount", type, offset, bytes,
                                   outbuf, "outbuf"));
     if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, (char *)inbuf, offset, bytes, outbuf, 1, NULL, 1);
+    return engine_copy(type, (char *)inbuf, offset, bytes, outbuf, 1, NULL, 1, 0);
 }
 
 int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
@@ -183,7 +185,40 @@ int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *out
     GCOMMI_CHECK(check_range_call(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
                                   inbuf, "inbuf"));
     if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, outbuf, offset, bytes, (char *)inbuf, 0, NULL, 1);
+    return engine_copy(type, outbuf, offset, bytes, (char *)inbuf, 0, NULL, 1, 0);
+}
+
+static int check_opts(const gcomm_pack_opts_t *opts)
+{
+    if (opts && opts->max_blocks < 0)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "opts->max_blocks = %d is negative", opts->max_blocks);
+    return GCOMM_SUCCESS;
+}
+
+int gcomm_pack_range_opts(const void *inbuf, size_t incount, gcomm_datatype type, size_t offset,
+                          size_t bytes, void *outbuf, const gcomm_pack_opts_t *opts)
+{
+    GCOMMI_API_ENTRY();
+    const gcomm_pack_opts_t o = opts ? *opts : (gcomm_pack_opts_t)GCOMM_PACK_OPTS_INIT;
+    GCOMMI_CHECK(check_opts(opts));
+    GCOMMI_CHECK(check_range_call(inbuf, "inbuf", incount, "incount", type, offset, bytes,
+                                  outbuf, "outbuf"));
+    if (bytes == 0) return GCOMM_SUCCESS;
+    return engine_copy(type, (char *)inbuf, offset, bytes, outbuf, 1, o.stream, o.wait,
+                       o.max_blocks);
+}
+
+int gcomm_unpack_range_opts(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
+                            size_t outcount, gcomm_datatype type, const gcomm_pack_opts_t *opts)
+{
+    GCOMMI_API_ENTRY();
+    const gcomm_pack_opts_t o = opts ? *opts : (gcomm_pack_opts_t)GCOMM_PACK_OPTS_INIT;
+    GCOMMI_CHECK(check_opts(opts));
+    GCOMMI_CHECK(check_range_call(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
+                                  inbuf, "inbuf"));
+    if (bytes == 0) return GCOMM_SUCCESS;
+    return engine_copy(type, outbuf, offset, bytes, (char *)inbuf, 0, o.stream, o.wait,
+                       o.max_blocks);
 }
 
 int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
@@ -235,8 +270,8 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
         /* GPU memory on one side, pageable host memory on the other: through a packed copy. */
         char *tmp = malloc(bytes);
         if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
-        int rc = engine_copy(srctype, (char *)src, 0, bytes, tmp, 1, stream, 1);
-        if (rc == GCOMM_SUCCESS) rc = engine_copy(dsttype, dst, 0, bytes, tmp, 0, stream, 1);
+        int rc = engine_copy(srctype, (char *)src, 0, bytes, tmp, 1, stream, 1, 0);
+        if (rc == GCOMM_SUCCESS) rc = engine_copy(dsttype, dst, 0, bytes, tmp, 0, stream, 1, 0);
         free(tmp);
         return rc;
     }

@@ -839,6 +839,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         else op_queries(&st, &r);
     }
     for (int i = 0; i < NSLOTS; i++) slot_release(&st.slot[i]);
+    trace_state = NULL; /* st dies here */
     return 0;
 }
 
