@@ -20,6 +20,8 @@
  *      extent 8)) to N*N contiguous doubles, N = 1024 .. 8192: vs the CPU gcomm_copy (>= 20x)
  *  10  case 1's vector of 2 KB blocks (64M) with GCOMM_PACK_MAX_BLOCKS = 1, 2, 4, ..., 264 and the
  *      default, one child process each (the library reads the variable once per process)
+ *  11  vectors of 64 B, 256 B and 2 KB blocks (64M): vs cudaMemcpy2D, no target: records whether a
+ *      2-D copy would ever be the better engine for a vector shape
  *
  * Measurement (bench_util.h): warm-up, then interleaved rounds of gcomm and its peers until each
  * has >= 5 samples and >= --min-time seconds; the median sample is reported. GPU operations time
@@ -1295,7 +1297,7 @@ static void usage(FILE *f)
             "                      [--min-time S]\n"
             "  --csv FILE     CSV output (default stdout; the table then goes to stderr)\n"
             "  --quick        smoke run (~20 s): small sizes, 0.01 s per operation\n"
-            "  --cases LIST   cases to run, e.g. 1,3,9 (default all: 1-10)\n"
+            "  --cases LIST   cases to run, e.g. 1,3,9 (default all: 1-11)\n"
             "  --blocks LIST  case 10's GCOMM_PACK_MAX_BLOCKS values, 0 = default\n"
             "                 (default 1,2,4,8,16,32,132,264,0; --quick: 1,264)\n"
             "  --min-time S   timed seconds per operation and measurement (default 0.1)\n"
@@ -1377,10 +1379,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if ((cases && !valid_list(cases, 1, 10)) || (blocks && !valid_list(blocks, 0, 1000000))) {
+    if ((cases && !valid_list(cases, 1, 11)) || (blocks && !valid_list(blocks, 0, 1000000))) {
         fprintf(stderr, "bench_pack_gpu: bad --%s list '%s'\n",
-                cases && !valid_list(cases, 1, 10) ? "cases" : "blocks",
-                cases && !valid_list(cases, 1, 10) ? cases : blocks);
+                cases && !valid_list(cases, 1, 11) ? "cases" : "blocks",
+                cases && !valid_list(cases, 1, 11) ? cases : blocks);
         usage(stderr);
         return 2;
     }
