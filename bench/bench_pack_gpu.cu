@@ -888,7 +888,7 @@ static void case_triangle(int kase, int stair)
         b.copies = (int64_t *)malloc(3 * sizeof(int64_t) * (size_t)n);
         b.ncopies = n;
         if (!b.copies || shape_triangle(&b.s, n, stair, b.copies) ||
-            bufs_init(&b, 0, 0, 1, seed_of(kase, n, 0))) {
+            bufs_init(&b, 2, 0, 1, seed_of(kase, n, 0))) {
             G.errors++;
             bufs_free(&b);
             continue;
@@ -907,12 +907,23 @@ static void case_triangle(int kase, int stair)
                 r.metric = M_FRAC;
                 r.target = stair ? 0.9 : 0.8;
                 row_emit(&r);
+                row_t u = r; /* the unpack row, against cudaMemcpy too (issue 3: "unpack the same") */
                 if (!stair) {
                     r.p_s = sec[2];
                     r.peer = "memcpy/row";
                     r.metric = M_SPEEDUP;
                     r.target = 50;
                     row_emit(&r);
+                }
+                static const char *const unames[2] = {"gcomm_unpack", "cudaMemcpy"};
+                const enqueue_fn ufns[2] = {e_gcomm_unpack, e_memcpy_unpack};
+                if (measure(&b, 2, unames, ufns, 0, sec) == 0) {
+                    u.op = "unpack";
+                    u.g_s = sec[0];
+                    u.p_s = u.m_s = sec[1];
+                    if (!tally(check_unpack(&b, b.s.desc))) row_emit(&u);
+                } else {
+                    G.errors++;
                 }
             }
         } else {
