@@ -9,16 +9,9 @@
 
 #include "datatype/layout.h"
 #include "gcomm/gcomm.h"
+#include "gpu_testutil.h"
 #include "testutil.h"
 
-#define CUDA_OK(call)                                                                          \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 __global__ void gather_bytes(const gcommi_dl_t *nodes, const int64_t *aux, int64_t size,
                              int64_t extent, const char *typed, char *packed, int64_t total)

@@ -8,16 +8,9 @@
 #include <string.h>
 
 #include "gcomm/gcomm.h"
+#include "gpu_testutil.h"
 #include "testutil.h"
 
-#define CUDA_OK(call)                                                                          \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 static void *dev_alloc(int dev, size_t bytes)
 {
