@@ -50,27 +50,31 @@ typedef enum {
 } gcomm_typeid_t;
 
 /* The predefined objects live in the library; the macros are address constants, so they can
- * appear in static initialisers. */
-#define GCOMM_BASIC_DECL(name, size, align) extern struct gcomm_datatype_s gcommi_type_##name;
+ * appear in static initialisers. Each object is padded to a fixed size (as Open MPI does), so that
+ * programs linked against one release keep working with the next: an executable may hold a copy
+ * of an exported object whose size it learnt at link time. */
+struct gcommi_predefined_type_s;
+#define GCOMM_BASIC_DECL(name, size, align) extern struct gcommi_predefined_type_s gcommi_type_##name;
 GCOMM_BASIC_TYPE_LIST(GCOMM_BASIC_DECL)
 #undef GCOMM_BASIC_DECL
+#define GCOMMI_PREDEFINED(name) ((gcomm_datatype)&gcommi_type_##name)
 
-#define GCOMM_BYTE (&gcommi_type_BYTE)
-#define GCOMM_CHAR (&gcommi_type_CHAR)
-#define GCOMM_INT8 (&gcommi_type_INT8)
-#define GCOMM_UINT8 (&gcommi_type_UINT8)
-#define GCOMM_INT16 (&gcommi_type_INT16)
-#define GCOMM_UINT16 (&gcommi_type_UINT16)
-#define GCOMM_INT32 (&gcommi_type_INT32)
-#define GCOMM_UINT32 (&gcommi_type_UINT32)
-#define GCOMM_INT64 (&gcommi_type_INT64)
-#define GCOMM_UINT64 (&gcommi_type_UINT64)
-#define GCOMM_INT (&gcommi_type_INT)
-#define GCOMM_LONG (&gcommi_type_LONG)
-#define GCOMM_FLOAT16 (&gcommi_type_FLOAT16)
-#define GCOMM_BFLOAT16 (&gcommi_type_BFLOAT16)
-#define GCOMM_FLOAT (&gcommi_type_FLOAT)
-#define GCOMM_DOUBLE (&gcommi_type_DOUBLE)
+#define GCOMM_BYTE GCOMMI_PREDEFINED(BYTE)
+#define GCOMM_CHAR GCOMMI_PREDEFINED(CHAR)
+#define GCOMM_INT8 GCOMMI_PREDEFINED(INT8)
+#define GCOMM_UINT8 GCOMMI_PREDEFINED(UINT8)
+#define GCOMM_INT16 GCOMMI_PREDEFINED(INT16)
+#define GCOMM_UINT16 GCOMMI_PREDEFINED(UINT16)
+#define GCOMM_INT32 GCOMMI_PREDEFINED(INT32)
+#define GCOMM_UINT32 GCOMMI_PREDEFINED(UINT32)
+#define GCOMM_INT64 GCOMMI_PREDEFINED(INT64)
+#define GCOMM_UINT64 GCOMMI_PREDEFINED(UINT64)
+#define GCOMM_INT GCOMMI_PREDEFINED(INT)
+#define GCOMM_LONG GCOMMI_PREDEFINED(LONG)
+#define GCOMM_FLOAT16 GCOMMI_PREDEFINED(FLOAT16)
+#define GCOMM_BFLOAT16 GCOMMI_PREDEFINED(BFLOAT16)
+#define GCOMM_FLOAT GCOMMI_PREDEFINED(FLOAT)
+#define GCOMM_DOUBLE GCOMMI_PREDEFINED(DOUBLE)
 
 /* Array orders for subarray and darray. */
 enum { GCOMM_ORDER_C = 56, GCOMM_ORDER_FORTRAN = 57 };

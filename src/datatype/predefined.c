@@ -12,8 +12,18 @@
 GCOMM_BASIC_TYPE_LIST(GCOMMI_BASIC_NODE)
 #undef GCOMMI_BASIC_NODE
 
+/* Fixed size of every exported predefined object (see datatype.h): room for the datatype to
+ * grow without changing the symbols' sizes. */
+#define GCOMMI_PREDEFINED_SIZE 1024
+struct gcommi_predefined_type_s {
+    struct gcomm_datatype_s dt;
+    char pad[GCOMMI_PREDEFINED_SIZE - sizeof(struct gcomm_datatype_s)];
+};
+_Static_assert(sizeof(struct gcommi_predefined_type_s) == GCOMMI_PREDEFINED_SIZE,
+               "a predefined datatype outgrew its fixed size");
+
 #define GCOMMI_BASIC_OBJECT(name, sz, al)                                                      \
-    struct gcomm_datatype_s gcommi_type_##name = {                                             \
+    struct gcommi_predefined_type_s gcommi_type_##name = {.dt = {                              \
         .magic = GCOMMI_TYPE_MAGIC,                                                            \
         .refcount = 1,                                                                         \
         .predefined = 1,                                                                       \
@@ -25,6 +35,6 @@ GCOMM_BASIC_TYPE_LIST(GCOMMI_BASIC_NODE)
         .nelems = 1,                                                                           \
         .homog_id = GCOMM_TYPEID_##name,                                                       \
         .layout = &gcommi_layout_##name,                                                       \
-    };
+    }};
 GCOMM_BASIC_TYPE_LIST(GCOMMI_BASIC_OBJECT)
 #undef GCOMMI_BASIC_OBJECT

@@ -121,7 +121,7 @@ int gcomm_type_contiguous(int count, gcomm_datatype oldtype, gcomm_datatype *new
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(GCOMMI_COMBINER_CONTIGUOUS, 1, oldtype, &t));
     t->blocklen = count;
     gcommi_bounds_init(&t->bounds);
@@ -144,7 +144,7 @@ int gcomm_type_contiguous(int count, gcomm_datatype oldtype, gcomm_datatype *new
 static int make_vector(int count, int blocklength, int64_t stride, int contiguous,
                        gcomm_datatype oldtype, const char *ctor, gcomm_datatype *newtype)
 {
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(GCOMMI_COMBINER_VECTOR, count, oldtype, &t));
     t->blocklen = blocklength;
     t->stride = stride;
@@ -214,7 +214,7 @@ int gcomm_type_hvector(int count, int blocklength, ptrdiff_t stride, gcomm_datat
 static int make_indexed(int count, const int *blocklens, int blocklen, const int64_t *displs,
                         gcomm_datatype oldtype, const char *ctor, gcomm_datatype *newtype)
 {
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(GCOMMI_COMBINER_INDEXED, count, oldtype, &t));
     int rc = GCOMM_SUCCESS;
     if (count > 0) {
@@ -380,7 +380,7 @@ int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displ
         GCOMMI_CHECK(check_block_span(1, NULL, blocklengths[i], types[i], ctor));
     }
 
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(GCOMMI_COMBINER_STRUCT, count, NULL, &t));
     int rc = GCOMM_SUCCESS;
     if (count > 0) {
@@ -439,7 +439,7 @@ err:
 static int make_wrapper(gcommi_combiner_t combiner, gcomm_datatype oldtype, const char *ctor,
                         gcomm_datatype *newtype)
 {
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(combiner, 1, oldtype, &t));
     t->blocklen = 1;
     t->bounds = oldtype->bounds;
@@ -453,7 +453,7 @@ int gcomm_type_resized(gcomm_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent,
     GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(make_wrapper(GCOMMI_COMBINER_RESIZED, oldtype, "gcomm_type_resized", &t));
     gcommi_bounds_resize(&t->bounds, lb, extent);
     char args[96];
@@ -472,7 +472,7 @@ int gcomm_type_dup(gcomm_datatype oldtype, gcomm_datatype *newtype)
     GCOMMI_API_ENTRY();
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    gcomm_datatype t;
+    gcomm_datatype t = NULL;
     GCOMMI_CHECK(make_wrapper(GCOMMI_COMBINER_DUP, oldtype, "gcomm_type_dup", &t));
     int rc = type_finish(t, "gcomm_type_dup", "oldtype");
     if (rc) {

@@ -402,8 +402,19 @@ static void import_errors(void)
 }
 #endif
 
+/* Predefined types are address constants: usable in static initialisers, before any call. */
+static const gcomm_datatype static_table[] = {GCOMM_DOUBLE, GCOMM_INT16, GCOMM_CHAR};
+
+static void predefined_static(void)
+{
+    size_t s[3];
+    for (int i = 0; i < 3; i++) TEST_OK(gcomm_type_size(static_table[i], &s[i]));
+    TEST_CHECK(s[0] == 8 && s[1] == 2 && s[2] == 1, "predefined sizes %zu %zu %zu", s[0], s[1], s[2]);
+}
+
 int main(int argc, char **argv)
 {
+    predefined_static();
 #ifdef GCOMMT_HAVE_IMPORT
     MPI_Init(&argc, &argv);
 #else
