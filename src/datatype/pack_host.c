@@ -104,11 +104,6 @@ GCOMMI_STRIDED_COPY(4)
 GCOMMI_STRIDED_COPY(8)
 GCOMMI_STRIDED_COPY(16)
 GCOMMI_STRIDED_COPY(32)
-/* Common wide blocks too: a fixed-size copy is inlined as vector moves, while a memcpy call with a
- * run-time size costs 5-8% at DRAM speed (128-byte blocks, measured on the CI-class EPYC). */
-GCOMMI_STRIDED_COPY(64)
-GCOMMI_STRIDED_COPY(128)
-GCOMMI_STRIDED_COPY(256)
 #undef GCOMMI_STRIDED_COPY
 
 /* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves (both inside [0, n)) instead of
@@ -145,9 +140,6 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
     case 8: strided_8(c, mem, stride, count); return;
     case 16: strided_16(c, mem, stride, count); return;
     case 32: strided_32(c, mem, stride, count); return;
-    case 64: strided_64(c, mem, stride, count); return;
-    case 128: strided_128(c, mem, stride, count); return;
-    case 256: strided_256(c, mem, stride, count); return;
     default:
         if (size <= 64) {
             char *p = c->packed;
