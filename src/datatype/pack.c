@@ -168,57 +168,51 @@ static int check_range_call(const void *typed, const char *typed_name, size_t co
     return GCOMM_SUCCESS;
 }
 
+/* The four range calls: the plain forms are the option forms with GCOMM_PACK_OPTS_INIT. */
+static int range_with_opts(char *typed, const char *typed_name, size_t count,
+                           const char *count_name, gcomm_datatype type, size_t offset, size_t bytes,
+                           char *packed, const char *packed_name, int pack,
+                           const gcomm_pack_opts_t *opts)
+{
+    const gcomm_pack_opts_t o = opts ? *opts : (gcomm_pack_opts_t)GCOMM_PACK_OPTS_INIT;
+    if (o.max_blocks < 0)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "opts->max_blocks = %d is negative", o.max_blocks);
+    GCOMMI_CHECK(check_range_call(typed, typed_name, count, count_name, type, offset, bytes,
+                                  packed, packed_name));
+    if (bytes == 0) return GCOMM_SUCCESS;
+    return engine_copy(type, typed, offset, bytes, packed, pack, o.stream, o.wait, o.max_blocks);
+}
+
 int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, size_t offset,
                      size_t bytes, void *outbuf)
 {
     GCOMMI_API_ENTRY();
-    GCOMMI_CHECK(check_range_call(inbuf, "inbuf", incount, "incount", type, offset, bytes,
-                                  outbuf, "outbuf"));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, (char *)inbuf, offset, bytes, outbuf, 1, NULL, 1, 0);
+    return range_with_opts((char *)inbuf, "inbuf", incount, "incount", type, offset, bytes,
+                           outbuf, "outbuf", 1, NULL);
 }
 
 int gcomm_unpack_range(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
                        size_t outcount, gcomm_datatype type)
 {
     GCOMMI_API_ENTRY();
-    GCOMMI_CHECK(check_range_call(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
-                                  inbuf, "inbuf"));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, outbuf, offset, bytes, (char *)inbuf, 0, NULL, 1, 0);
-}
-
-static int check_opts(const gcomm_pack_opts_t *opts)
-{
-    if (opts && opts->max_blocks < 0)
-        return GCOMMI_ERROR(GCOMM_ERR_ARG, "opts->max_blocks = %d is negative", opts->max_blocks);
-    return GCOMM_SUCCESS;
+    return range_with_opts(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
+                           (char *)inbuf, "inbuf", 0, NULL);
 }
 
 int gcomm_pack_range_opts(const void *inbuf, size_t incount, gcomm_datatype type, size_t offset,
                           size_t bytes, void *outbuf, const gcomm_pack_opts_t *opts)
 {
     GCOMMI_API_ENTRY();
-    const gcomm_pack_opts_t o = opts ? *opts : (gcomm_pack_opts_t)GCOMM_PACK_OPTS_INIT;
-    GCOMMI_CHECK(check_opts(opts));
-    GCOMMI_CHECK(check_range_call(inbuf, "inbuf", incount, "incount", type, offset, bytes,
-                                  outbuf, "outbuf"));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, (char *)inbuf, offset, bytes, outbuf, 1, o.stream, o.wait,
-                       o.max_blocks);
+    return range_with_opts((char *)inbuf, "inbuf", incount, "incount", type, offset, bytes,
+                           outbuf, "outbuf", 1, opts);
 }
 
 int gcomm_unpack_range_opts(const void *inbuf, size_t offset, size_t bytes, void *outbuf,
                             size_t outcount, gcomm_datatype type, const gcomm_pack_opts_t *opts)
 {
     GCOMMI_API_ENTRY();
-    const gcomm_pack_opts_t o = opts ? *opts : (gcomm_pack_opts_t)GCOMM_PACK_OPTS_INIT;
-    GCOMMI_CHECK(check_opts(opts));
-    GCOMMI_CHECK(check_range_call(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
-                                  inbuf, "inbuf"));
-    if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, outbuf, offset, bytes, (char *)inbuf, 0, o.stream, o.wait,
-                       o.max_blocks);
+    return range_with_opts(outbuf, "outbuf", outcount, "outcount", type, offset, bytes,
+                           (char *)inbuf, "inbuf", 0, opts);
 }
 
 int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, void *outbuf,
