@@ -64,8 +64,9 @@ static void type_discard(gcomm_datatype t)
 }
 
 /* Element summary (count, homogeneity, depth) from the block list, and the final overflow check
- * of size and bounds. `args` names the arguments that determine size and extent, for the detail. */
-static int type_finish(gcomm_datatype t, const char *ctor, const char *args)
+ * of size and bounds. `args` names the arguments that determine size and extent, for the detail
+ * (the error prefix names the public constructor the user called). */
+static int type_finish(gcomm_datatype t, const char *args)
 {
     int64_t nelems = 0;
     int homog = -2; /* -2: no element seen yet */
@@ -130,7 +131,7 @@ int gcomm_type_contiguous(int count, gcomm_datatype oldtype, gcomm_datatype *new
     char args[96];
     snprintf(args, sizeof(args), "count = %d, old size %lld, old extent %lld", count,
              (long long)oldtype->bounds.size, (long long)gcommi_type_extent(oldtype));
-    int rc = type_finish(t, "gcomm_type_contiguous", args);
+    int rc = type_finish(t, args);
     if (rc) {
         type_discard(t);
         return rc;
@@ -142,7 +143,7 @@ int gcomm_type_contiguous(int count, gcomm_datatype oldtype, gcomm_datatype *new
 /* Shared by vector and hvector. `contiguous` is the constructor's own test for "blocks abut",
  * which Open MPI evaluates in elements for vector and in bytes for hvector. */
 static int make_vector(int count, int blocklength, int64_t stride, int contiguous,
-                       gcomm_datatype oldtype, const char *ctor, gcomm_datatype *newtype)
+                       gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
     gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(GCOMMI_COMBINER_VECTOR, count, oldtype, &t));
@@ -167,7 +168,7 @@ static int make_vector(int count, int blocklength, int64_t stride, int contiguou
              "count = %d, blocklength = %d, stride = %lld bytes, old size %lld, old extent %lld",
              count, blocklength, (long long)stride, (long long)oldtype->bounds.size,
              (long long)ext);
-    int rc = type_finish(t, ctor, args);
+    int rc = type_finish(t, args);
     if (rc) {
         type_discard(t);
         return rc;
@@ -188,8 +189,7 @@ int gcomm_type_vector(int count, int blocklength, int stride, gcomm_datatype old
     if (__builtin_mul_overflow((int64_t)stride, gcommi_type_extent(oldtype), &bytes))
         return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "stride = %d times the old extent overflows",
                             stride);
-    return make_vector(count, blocklength, bytes, blocklength == stride, oldtype,
-                       "gcomm_type_vector", newtype);
+    return make_vector(count, blocklength, bytes, blocklength == stride, oldtype, newtype);
 }
 
 int gcomm_type_hvector(int count, int blocklength, ptrdiff_t stride, gcomm_datatype oldtype,
@@ -203,8 +203,7 @@ int gcomm_type_hvector(int count, int blocklength, ptrdiff_t stride, gcomm_datat
     int64_t span;
     int contiguous = !__builtin_mul_overflow(gcommi_type_extent(oldtype), (int64_t)blocklength,
                                              &span) && span == (int64_t)stride;
-    return make_vector(count, blocklength, stride, contiguous, oldtype, "gcomm_type_hvector",
-                       newtype);
+    return make_vector(count, blocklength, stride, contiguous, oldtype, newtype);
 }
 
 /* ---- indexed family --------------------------------------------------------------------------- */
@@ -212,7 +211,7 @@ int gcomm_type_hvector(int count, int blocklength, ptrdiff_t stride, gcomm_datat
 /* Shared by the four indexed constructors. displs are bytes; blocklens NULL means `blocklen` for
  * every block. Bounds are added per run of abutting blocks, as Open MPI merges them. */
 static int make_indexed(int count, const int *blocklens, int blocklen, const int64_t *displs,
-                        gcomm_datatype oldtype, const char *ctor, gcomm_datatype *newtype)
+                        gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
     gcomm_datatype t = NULL;
     GCOMMI_CHECK(type_alloc(GCOMMI_COMBINER_INDEXED, count, oldtype, &t));
@@ -252,7 +251,7 @@ static int make_indexed(int count, const int *blocklens, int blocklen, const int
     char args[128];
     snprintf(args, sizeof(args), "count = %d blocks: blocklengths and displacements, old extent %lld",
              count, (long long)ext);
-    rc = type_finish(t, ctor, args);
+    rc = type_finish(t, args);
     if (rc) goto err;
     *newtype = t;
     return GCOMM_SUCCESS;
@@ -262,7 +261,7 @@ err:
 }
 
 /* Element displacements to bytes, with overflow check. */
-static int displs_to_bytes(int count, const int *displs, int64_t ext, const char *ctor,
+static int displs_to_bytes(int count, const int *displs, int64_t ext,
                            int64_t **out)
 {
     int64_t *d = malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t));
@@ -279,8 +278,7 @@ static int displs_to_bytes(int count, const int *displs, int64_t ext, const char
 }
 
 /* Multiplies of blocklength x extent must stay in range for every block. */
-static int check_block_span(int count, const int *blocklens, int blocklen, gcomm_datatype old,
-                            const char *ctor)
+static int check_block_span(int count, const int *blocklens, int blocklen, gcomm_datatype old)
 {
     int64_t ext = gcommi_type_extent(old), span;
     for (int i = 0; i < count; i++) {
@@ -296,17 +294,16 @@ int gcomm_type_indexed(int count, const int blocklengths[], const int displaceme
                        gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
     GCOMMI_API_ENTRY();
-    static const char ctor[] = "gcomm_type_indexed";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_array(blocklengths, count, "blocklengths"));
     GCOMMI_CHECK(check_array(displacements, count, "displacements"));
     GCOMMI_CHECK(check_blocklengths(blocklengths, count));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    GCOMMI_CHECK(check_block_span(count, blocklengths, 0, oldtype, ctor));
+    GCOMMI_CHECK(check_block_span(count, blocklengths, 0, oldtype));
     int64_t *d;
-    GCOMMI_CHECK(displs_to_bytes(count, displacements, gcommi_type_extent(oldtype), ctor, &d));
-    int rc = make_indexed(count, blocklengths, 0, d, oldtype, ctor, newtype);
+    GCOMMI_CHECK(displs_to_bytes(count, displacements, gcommi_type_extent(oldtype), &d));
+    int rc = make_indexed(count, blocklengths, 0, d, oldtype, newtype);
     free(d);
     return rc;
 }
@@ -315,15 +312,14 @@ int gcomm_type_hindexed(int count, const int blocklengths[], const ptrdiff_t dis
                         gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
     GCOMMI_API_ENTRY();
-    static const char ctor[] = "gcomm_type_hindexed";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_array(blocklengths, count, "blocklengths"));
     GCOMMI_CHECK(check_array(displacements, count, "displacements"));
     GCOMMI_CHECK(check_blocklengths(blocklengths, count));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    GCOMMI_CHECK(check_block_span(count, blocklengths, 0, oldtype, ctor));
-    return make_indexed(count, blocklengths, 0, (const int64_t *)displacements, oldtype, ctor,
+    GCOMMI_CHECK(check_block_span(count, blocklengths, 0, oldtype));
+    return make_indexed(count, blocklengths, 0, (const int64_t *)displacements, oldtype,
                         newtype);
 }
 
@@ -331,16 +327,15 @@ int gcomm_type_indexed_block(int count, int blocklength, const int displacements
                              gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
     GCOMMI_API_ENTRY();
-    static const char ctor[] = "gcomm_type_indexed_block";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_count(blocklength, "blocklength"));
     GCOMMI_CHECK(check_array(displacements, count, "displacements"));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    GCOMMI_CHECK(check_block_span(1, NULL, blocklength, oldtype, ctor));
+    GCOMMI_CHECK(check_block_span(1, NULL, blocklength, oldtype));
     int64_t *d;
-    GCOMMI_CHECK(displs_to_bytes(count, displacements, gcommi_type_extent(oldtype), ctor, &d));
-    int rc = make_indexed(count, NULL, blocklength, d, oldtype, ctor, newtype);
+    GCOMMI_CHECK(displs_to_bytes(count, displacements, gcommi_type_extent(oldtype), &d));
+    int rc = make_indexed(count, NULL, blocklength, d, oldtype, newtype);
     free(d);
     return rc;
 }
@@ -349,14 +344,13 @@ int gcomm_type_hindexed_block(int count, int blocklength, const ptrdiff_t displa
                               gcomm_datatype oldtype, gcomm_datatype *newtype)
 {
     GCOMMI_API_ENTRY();
-    static const char ctor[] = "gcomm_type_hindexed_block";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_count(blocklength, "blocklength"));
     GCOMMI_CHECK(check_array(displacements, count, "displacements"));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
-    GCOMMI_CHECK(check_block_span(1, NULL, blocklength, oldtype, ctor));
-    return make_indexed(count, NULL, blocklength, (const int64_t *)displacements, oldtype, ctor,
+    GCOMMI_CHECK(check_block_span(1, NULL, blocklength, oldtype));
+    return make_indexed(count, NULL, blocklength, (const int64_t *)displacements, oldtype,
                         newtype);
 }
 
@@ -366,7 +360,6 @@ int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displ
                       const gcomm_datatype types[], gcomm_datatype *newtype)
 {
     GCOMMI_API_ENTRY();
-    static const char ctor[] = "gcomm_type_struct";
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(check_count(count, "count"));
     GCOMMI_CHECK(check_array(blocklengths, count, "blocklengths"));
@@ -377,7 +370,7 @@ int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displ
         char name[32];
         snprintf(name, sizeof(name), "types[%d]", i);
         GCOMMI_CHECK(gcommi_type_check(types[i], name));
-        GCOMMI_CHECK(check_block_span(1, NULL, blocklengths[i], types[i], ctor));
+        GCOMMI_CHECK(check_block_span(1, NULL, blocklengths[i], types[i]));
     }
 
     gcomm_datatype t = NULL;
@@ -425,7 +418,7 @@ int gcomm_type_struct(int count, const int blocklengths[], const ptrdiff_t displ
     }
     char args[96];
     snprintf(args, sizeof(args), "count = %d members: blocklengths, displacements and types", count);
-    rc = type_finish(t, ctor, args);
+    rc = type_finish(t, args);
     if (rc) goto err;
     *newtype = t;
     return GCOMM_SUCCESS;
@@ -436,7 +429,7 @@ err:
 
 /* ---- resized, dup ----------------------------------------------------------------------------- */
 
-static int make_wrapper(gcommi_combiner_t combiner, gcomm_datatype oldtype, const char *ctor,
+static int make_wrapper(gcommi_combiner_t combiner, gcomm_datatype oldtype,
                         gcomm_datatype *newtype)
 {
     gcomm_datatype t = NULL;
@@ -454,11 +447,11 @@ int gcomm_type_resized(gcomm_datatype oldtype, ptrdiff_t lb, ptrdiff_t extent,
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
     gcomm_datatype t = NULL;
-    GCOMMI_CHECK(make_wrapper(GCOMMI_COMBINER_RESIZED, oldtype, "gcomm_type_resized", &t));
+    GCOMMI_CHECK(make_wrapper(GCOMMI_COMBINER_RESIZED, oldtype, &t));
     gcommi_bounds_resize(&t->bounds, lb, extent);
     char args[96];
     snprintf(args, sizeof(args), "lb = %lld, extent = %lld", (long long)lb, (long long)extent);
-    int rc = type_finish(t, "gcomm_type_resized", args);
+    int rc = type_finish(t, args);
     if (rc) {
         type_discard(t);
         return rc;
@@ -473,8 +466,8 @@ int gcomm_type_dup(gcomm_datatype oldtype, gcomm_datatype *newtype)
     GCOMMI_CHECK(check_newtype(newtype));
     GCOMMI_CHECK(gcommi_type_check(oldtype, "oldtype"));
     gcomm_datatype t = NULL;
-    GCOMMI_CHECK(make_wrapper(GCOMMI_COMBINER_DUP, oldtype, "gcomm_type_dup", &t));
-    int rc = type_finish(t, "gcomm_type_dup", "oldtype");
+    GCOMMI_CHECK(make_wrapper(GCOMMI_COMBINER_DUP, oldtype, &t));
+    int rc = type_finish(t, "oldtype");
     if (rc) {
         type_discard(t);
         return rc;
