@@ -45,8 +45,15 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a < 0 ? -a : a;
 }
 
+/* A type tree is a DAG (a struct may use one child in many members, that child again, ...) while
+ * the IR is a tree, so a small type can expand exponentially. Building stops at this many nodes
+ * (a flattened layout of about 300 MB) and the commit is refused instead of running for hours. */
+#define GCOMMI_IR_MAX_NODES ((int64_t)1 << 22)
+static _Thread_local int64_t gcommi_ir_nodes;
+
 static ir_t *ir_new(int kind, int64_t disp, int64_t size, int64_t unit)
 {
+    if (++gcommi_ir_nodes > GCOMMI_IR_MAX_NODES) return NULL;
     ir_t *n = calloc(1, sizeof(*n));
     if (!n) return NULL;
     n->kind = kind;
@@ -255,10 +262,12 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
     return n;
 }
 
+static ir_t *ir_of_blocks(gcomm_datatype t, gcomm_datatype child, int *oom);
+
 /* IR of one instance of type t (NULL when it holds no data or on allocation failure). */
 static ir_t *ir_of_type(gcomm_datatype t, int *oom)
 {
-    if (t->bounds.size == 0) return NULL;
+    if (*oom || t->bounds.size == 0) return NULL; /* after a failure, stop walking */
     if (t->predefined) {
         ir_t *n = ir_new(GCOMMI_DL_RUN, 0, t->bounds.size, t->bounds.size);
         if (!n) *oom = 1;
@@ -274,28 +283,19 @@ static ir_t *ir_of_type(gcomm_datatype t, int *oom)
         ir_t *block = ir_vec(t->blocklen, ext, ir_of_type(t->child, oom), 0, oom);
         return ir_vec(t->nblocks, t->stride, block, 0, oom);
     }
-    case GCOMMI_COMBINER_INDEXED: {
-        int64_t nb = t->nblocks;
-        int64_t *bdisp = malloc((size_t)(nb ? nb : 1) * sizeof(int64_t));
-        int64_t *blen = malloc((size_t)(nb ? nb : 1) * sizeof(int64_t));
-        if (!bdisp || !blen) {
-            free(bdisp);
-            free(blen);
-            *oom = 1;
-            return NULL;
-        }
-        memcpy(bdisp, t->displs, (size_t)nb * sizeof(int64_t));
-        memcpy(blen, t->blocklens, (size_t)nb * sizeof(int64_t));
-        return ir_idx(nb, bdisp, blen, ir_of_type(t->child, oom), gcommi_type_extent(t->child),
-                      0, oom);
-    }
+    case GCOMMI_COMBINER_INDEXED:
+        return ir_of_blocks(t, t->child, oom);
     default: { /* GCOMMI_COMBINER_STRUCT */
-        ir_t **members = calloc((size_t)(t->nblocks ? t->nblocks : 1), sizeof(ir_t *));
+        /* Members all of one type are blocks over one child: its IR is built once. */
+        int64_t b = 1;
+        while (b < t->nblocks && t->types[b] == t->types[0]) b++;
+        if (t->nblocks > 0 && b == t->nblocks) return ir_of_blocks(t, t->types[0], oom);
+        ir_t **members = calloc(t->nblocks > 0 ? (size_t)t->nblocks : 1, sizeof(ir_t *));
         if (!members) {
             *oom = 1;
             return NULL;
         }
-        for (int64_t b = 0; b < t->nblocks; b++) {
+        for (b = 0; b < t->nblocks; b++) {
             gcomm_datatype c = t->types[b];
             members[b] = ir_vec(t->blocklens[b], gcommi_type_extent(c), ir_of_type(c, oom),
                                 t->displs[b], oom);
@@ -303,6 +303,23 @@ static ir_t *ir_of_type(gcomm_datatype t, int *oom)
         return ir_seq(t->nblocks, members, 0, oom);
     }
     }
+}
+
+/* IR of a type whose blocks (t->displs, t->blocklens) all hold instances of `child`. */
+static ir_t *ir_of_blocks(gcomm_datatype t, gcomm_datatype child, int *oom)
+{
+    int64_t nb = t->nblocks;
+    int64_t *bdisp = malloc((size_t)(nb ? nb : 1) * sizeof(int64_t));
+    int64_t *blen = malloc((size_t)(nb ? nb : 1) * sizeof(int64_t));
+    if (!bdisp || !blen) {
+        free(bdisp);
+        free(blen);
+        *oom = 1;
+        return NULL;
+    }
+    memcpy(bdisp, t->displs, (size_t)nb * sizeof(int64_t));
+    memcpy(blen, t->blocklens, (size_t)nb * sizeof(int64_t));
+    return ir_idx(nb, bdisp, blen, ir_of_type(child, oom), gcommi_type_extent(child), 0, oom);
 }
 
 /* ---- flattening ------------------------------------------------------------------------------- */
@@ -386,9 +403,16 @@ static int32_t ir_emit(const ir_t *n, gcommi_layout_t *L, int32_t *next_node, in
 int gcommi_layout_build(gcomm_datatype type, gcommi_layout_t **layout)
 {
     int oom = 0;
+    gcommi_ir_nodes = 0;
     ir_t *root = ir_of_type(type, &oom);
+    int too_big = gcommi_ir_nodes > GCOMMI_IR_MAX_NODES;
     if (oom) {
         ir_free(root);
+        if (too_big)
+            return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED,
+                                "the normalised form of the type exceeds %lld nodes (a struct "
+                                "that reuses differently shaped children at many levels)",
+                                (long long)GCOMMI_IR_MAX_NODES);
         return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate the normalised form of the type");
     }
     if (!root) { /* no data: a single empty run */
