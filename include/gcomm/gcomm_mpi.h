@@ -17,6 +17,12 @@ extern "C" {
  * a gcomm equivalent (e.g. MPI_LONG_DOUBLE) return GCOMM_ERR_UNSUPPORTED. */
 int gcomm_type_from_mpi(MPI_Datatype mpitype, gcomm_datatype *newtype);
 
+/* Initialises gcomm with the processes of `comm` as one job (collective over comm; MPI must be
+ * initialised). Each process drives one GPU: its rank among the processes of its node, modulo the
+ * node's visible GPUs (or GCOMM_DEVICES). GPUs of other processes on the node are reached through
+ * CUDA IPC. gcomm_finalize must be called before MPI_Finalize. */
+int gcomm_init_mpi(MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif

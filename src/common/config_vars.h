@@ -11,4 +11,18 @@
       "is replaced by the process id")                                                         \
     X(pack_max_blocks, INT, "0",                                                               \
       "Most thread blocks a GPU pack, unpack or copy kernel uses (so it can run beside a user "  \
-      "kernel); 0 chooses 16 per multiprocessor")
+      "kernel); 0 chooses 16 per multiprocessor")                                              \
+    X(timeout_ms, INT, "60000",                                                               \
+      "Every wait of a gcomm_launch kernel (notifications, barriers, queue credits) gives up "  \
+      "after this many milliseconds, and the launch reports what each rank was waiting for")    \
+    X(queue_depth, INT, "64",                                                                 \
+      "Notifications in flight from one GPU to one rank before its senders wait for credit "   \
+      "(rounded up to a power of two)")                                                        \
+    X(pending_max, INT, "1024",                                                               \
+      "Notifications a rank holds that arrived but match none of its waits yet; beyond, the "  \
+      "queues apply back-pressure")                                                            \
+    X(devices, STRING, "",                                                                    \
+      "CUDA devices gcomm drives, e.g. \"0,1\": all of them in a single process; under "      \
+      "gcomm_init_mpi, process k of a node takes the (k mod n)-th of the list. Empty: every "  \
+      "visible device")
+

@@ -1,0 +1,174 @@
+/* Memory-ordering primitives for logic shared by host and device (queues, matching, barriers).
+ *
+ * On the device they are single PTX instructions with the scope written out: `_gpu` orders
+ * against threads of the same GPU, `_sys` against other GPUs and host threads (peer memory over
+ * NVLink/PCIe, mapped host memory). On the host they are C11-style __atomic builtins (the host is
+ * one coherence domain, so both scopes are the same). Only 32-bit words: every flag and counter
+ * the runtime shares fits, and 32-bit accesses are single-copy atomic everywhere. */
+#ifndef GCOMM_DETAIL_ATOMIC_H
+#define GCOMM_DETAIL_ATOMIC_H
+
+#include <stdint.h>
+
+#include "gcomm/detail/hd.h"
+
+#if defined(__CUDA_ARCH__)
+#define GCOMMI_LD(sem, scope, p, v)                                                               \
+    asm volatile("ld." sem "." scope ".u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory")
+#define GCOMMI_ST(sem, scope, p, v)                                                               \
+    asm volatile("st." sem "." scope ".u32 [%0], %1;" ::"l"(p), "r"(v) : "memory")
+#define GCOMMI_ADD(sem, scope, p, v, old)                                                         \
+    asm volatile("atom." sem "." scope ".add.u32 %0, [%1], %2;"                                   \
+                 : "=r"(old) : "l"(p), "r"(v) : "memory")
+#endif
+
+GCOMM_HD_INLINE uint32_t gcommi_ld_acquire_gpu(const uint32_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t v;
+    GCOMMI_LD("acquire", "gpu", p, v);
+    return v;
+#else
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+GCOMM_HD_INLINE uint32_t gcommi_ld_acquire_sys(const uint32_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t v;
+    GCOMMI_LD("acquire", "sys", p, v);
+    return v;
+#else
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+GCOMM_HD_INLINE uint32_t gcommi_ld_acquire(const uint32_t *p, int sys)
+{
+    return sys ? gcommi_ld_acquire_sys(p) : gcommi_ld_acquire_gpu(p);
+}
+
+/* A load that is never served from a stale cache line and orders nothing: for polling, where
+ * an acquire fence follows once the value is the one waited for. */
+GCOMM_HD_INLINE uint32_t gcommi_ld_relaxed_sys(const uint32_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t v;
+    GCOMMI_LD("relaxed", "sys", p, v);
+    return v;
+#else
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+GCOMM_HD_INLINE uint32_t gcommi_ld_relaxed_gpu(const uint32_t *p)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t v;
+    GCOMMI_LD("relaxed", "gpu", p, v);
+    return v;
+#else
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+GCOMM_HD_INLINE uint32_t gcommi_ld_relaxed(const uint32_t *p, int sys)
+{
+    return sys ? gcommi_ld_relaxed_sys(p) : gcommi_ld_relaxed_gpu(p);
+}
+
+GCOMM_HD_INLINE void gcommi_st_release_gpu(uint32_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    GCOMMI_ST("release", "gpu", p, v);
+#else
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+GCOMM_HD_INLINE void gcommi_st_release_sys(uint32_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    GCOMMI_ST("release", "sys", p, v);
+#else
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+GCOMM_HD_INLINE void gcommi_st_relaxed_sys(uint32_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    GCOMMI_ST("relaxed", "sys", p, v);
+#else
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+GCOMM_HD_INLINE void gcommi_st_release(uint32_t *p, uint32_t v, int sys)
+{
+    if (sys) gcommi_st_release_sys(p, v);
+    else gcommi_st_release_gpu(p, v);
+}
+
+/* Fetch-and-add, relaxed: reservations of queue slots and barrier arrivals, whose ordering comes
+ * from the fences and release/acquire pairs around them. */
+GCOMM_HD_INLINE uint32_t gcommi_fetch_add_gpu(uint32_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t old;
+    GCOMMI_ADD("relaxed", "gpu", p, v, old);
+    return old;
+#else
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+GCOMM_HD_INLINE uint32_t gcommi_fetch_add_sys(uint32_t *p, uint32_t v)
+{
+#if defined(__CUDA_ARCH__)
+    uint32_t old;
+    GCOMMI_ADD("relaxed", "sys", p, v, old);
+    return old;
+#else
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Acquire-release fences. */
+GCOMM_HD_INLINE void gcommi_fence_gpu(void)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+    __atomic_thread_fence(__ATOMIC_ACQ_REL);
+#endif
+}
+
+GCOMM_HD_INLINE void gcommi_fence_sys(void)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+#else
+    __atomic_thread_fence(__ATOMIC_ACQ_REL);
+#endif
+}
+
+GCOMM_HD_INLINE void gcommi_fence(int sys)
+{
+    if (sys) gcommi_fence_sys();
+    else gcommi_fence_gpu();
+}
+
+/* Sequentially consistent fence at system scope: what a flush waits for (every earlier store of
+ * this thread performed for every observer). */
+GCOMM_HD_INLINE void gcommi_fence_sc_sys(void)
+{
+#if defined(__CUDA_ARCH__)
+    asm volatile("fence.sc.sys;" ::: "memory");
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+#endif /* GCOMM_DETAIL_ATOMIC_H */

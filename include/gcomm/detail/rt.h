@@ -1,0 +1,196 @@
+/* The runtime state that device code reads: the launch parameter the host fills (one per GPU) and
+ * the layout of each GPU's runtime segment (notification queues, window tables, barriers, error
+ * and wait reports). Internal: user code never touches these fields; they are here because the
+ * device API is header-only. The parameter carries a version and its size, which gcomm_init on
+ * the device checks, so a kernel built against other headers fails loudly instead of misreading.
+ *
+ * Ranks, GPUs, processes: the job's GPUs are numbered 0..ngpus-1 (by process, then by the
+ * process's own order); GPU g runs ranks rank_base[g] .. rank_base[g+1]-1, one per thread block.
+ *
+ * Notification queues: a rank's queue lives in its own GPU's segment and has one lane per source
+ * GPU (ngpus lanes), each a ring of `depth` 16-byte entries. The ranks of one source GPU share the
+ * lane: a producer reserves a slot with an atomic add on a counter in *its own* GPU's memory
+ * (tail[target]), writes the entry into the target's ring and publishes it with a release store of
+ * its sequence number. The consumer returns credits by storing how many entries of the lane it
+ * has consumed into the source GPU's memory (consumed[target]); a producer whose slot is `depth`
+ * or more ahead of that waits. Every producer step touches only its own GPU's memory except the
+ * entry itself, so a notified put costs one one-way trip to the target. */
+#ifndef GCOMM_DETAIL_RT_H
+#define GCOMM_DETAIL_RT_H
+
+#include <stdint.h>
+
+#include "gcomm/detail/hd.h"
+
+#define GCOMMI_RT_VERSION 1
+#define GCOMMI_MAX_GPUS 8      /* GPUs of one job (peer-reachable) */
+#define GCOMMI_MAX_REGIONS 64  /* gcomm_malloc'd or registered allocations per GPU */
+#define GCOMMI_MAX_WINS 32     /* windows alive at once, per communicator */
+#define GCOMMI_NCOMMS 2        /* GCOMM_COMM_WORLD, GCOMM_COMM_DEVICE */
+
+/* One notification: 16 bytes. seq is the lane slot + 1 (0 never valid) and is written last. */
+typedef struct {
+    uint32_t seq;
+    int32_t source; /* world rank of the origin */
+    int32_t tag;
+    int32_t win;    /* window id (comm * GCOMMI_MAX_WINS + slot) */
+} gcommi_notif_t;
+
+/* What one rank exposes in one window: `size` bytes at `addr` (an address in the owner process)
+ * in region `region` of GPU `gpu`, driven by process `proc`. A rank of the same process uses addr
+ * as it is (one load per put); others translate it through their mapping of the region. */
+typedef struct {
+    uint64_t addr;
+    uint64_t size;
+    int32_t gpu;
+    int32_t region;
+    int32_t valid;
+    int32_t proc;
+} gcommi_win_entry_t;
+
+/* A 32-bit word alone on a 128-byte line (counters polled by many blocks). */
+typedef struct {
+    uint32_t v;
+    uint32_t pad[31];
+} gcommi_line_t;
+
+/* Kinds of failure recorded in the error report; the host turns them into GCOMM_ERR_* codes. */
+typedef struct {
+    uint32_t claimed;  /* the first error wins (atomic exchange) */
+    int32_t code;      /* GCOMM_ERR_* */
+    int32_t rank;      /* world rank that found it */
+    int32_t win;       /* window id, or -1 */
+    int32_t target;    /* target rank given, or -1 */
+    int32_t op;        /* gcommi_op_t */
+    uint64_t offset;   /* target offset given */
+    uint64_t bytes;    /* bytes asked for */
+    uint64_t limit;    /* window size at the target */
+} gcommi_error_t;
+
+typedef enum {
+    GCOMMI_OP_NONE = 0,
+    GCOMMI_OP_PUT,
+    GCOMMI_OP_GET,
+    GCOMMI_OP_NOTIFY,
+    GCOMMI_OP_WAIT,
+    GCOMMI_OP_BARRIER,
+    GCOMMI_OP_WIN_CREATE,
+    GCOMMI_OP_WIN_FREE,
+    GCOMMI_OP_INIT
+} gcommi_op_t;
+
+/* What a rank was blocked on when the launch stopped (filled on timeout or abort). */
+typedef struct {
+    int32_t op;        /* gcommi_op_t: WAIT, BARRIER (win = comm), PUT/NOTIFY (no credit) */
+    int32_t win;
+    int32_t source;
+    int32_t tag;
+    int32_t want;
+    int32_t got;       /* matched so far */
+    int32_t pending;   /* unmatched notifications held by the rank */
+    int32_t target;    /* PUT/NOTIFY waiting for credit: the target rank */
+    uint32_t lane_next[GCOMMI_MAX_GPUS]; /* entries consumed per lane */
+} gcommi_report_t;
+
+typedef struct {
+    gcommi_line_t abort;       /* nonzero: stop; every wait returns (value: -GCOMM_ERR_*) */
+    gcommi_error_t error;
+    uint32_t pad_error[32 - sizeof(gcommi_error_t) / 4];
+    gcommi_line_t bar_arrive[GCOMMI_NCOMMS]; /* monotonic arrival counters */
+    gcommi_line_t bar_gen[GCOMMI_NCOMMS];    /* generation released */
+    gcommi_line_t bar_cross;                 /* GPU 0 only: arrivals of the GPUs' last blocks */
+} gcommi_ctrl_t;
+
+/* The private state of one rank (only its own block touches it): lanes' read positions and the
+ * notifications drained from the lanes but not matched yet, in order of arrival. */
+typedef struct {
+    uint32_t lane_next[GCOMMI_MAX_GPUS];     /* entries consumed per lane */
+    uint32_t lane_returned[GCOMMI_MAX_GPUS]; /* ... of which the producers have been told */
+    uint32_t npending;
+    uint32_t pad[15];
+    /* gcommi_notif_t pending[pending_cap] follows */
+} gcommi_priv_t;
+
+typedef struct gcommi_param_s {
+    uint32_t version;          /* GCOMMI_RT_VERSION */
+    uint32_t size;             /* sizeof(gcommi_param_t) */
+    int32_t world_size;
+    int32_t ngpus;
+    int32_t gpu;               /* the GPU this parameter was made for */
+    int32_t nlocal;            /* ranks on that GPU */
+    int32_t rank_base[GCOMMI_MAX_GPUS + 1];
+    int32_t proc_of_gpu[GCOMMI_MAX_GPUS]; /* process that drives each GPU */
+    uint32_t depth;            /* entries per lane, a power of two */
+    uint32_t pending_cap;      /* unmatched notifications a rank can hold */
+    int32_t log_level;
+    uint32_t launch_id;        /* counts launches, for reports */
+    uint64_t timeout_ns;       /* every wait gives up after this long (GCOMM_TIMEOUT_MS) */
+    /* segment layout (identical on every GPU of the launch) */
+    uint64_t off_ctrl, off_win, off_tail, off_consumed, off_ring, off_priv, priv_stride;
+    uint64_t off_report, seg_bytes;
+    char *seg[GCOMMI_MAX_GPUS];        /* each GPU's segment as this GPU addresses it */
+    int32_t nregions[GCOMMI_MAX_GPUS];
+    uint64_t region_base[GCOMMI_MAX_GPUS][GCOMMI_MAX_REGIONS]; /* in the owner process */
+    uint64_t region_size[GCOMMI_MAX_GPUS][GCOMMI_MAX_REGIONS];
+    char *region_view[GCOMMI_MAX_GPUS][GCOMMI_MAX_REGIONS];    /* as this GPU addresses it */
+} gcommi_param_t;
+
+/* ---- segment addressing, shared by the host runtime and the device library ---- */
+
+GCOMM_HD_INLINE gcommi_ctrl_t *gcommi_seg_ctrl(const gcommi_param_t *p, int gpu)
+{
+    return (gcommi_ctrl_t *)(p->seg[gpu] + p->off_ctrl);
+}
+
+/* Window table entry of `rank` (rank in the window's communicator) in window `win`, on `gpu`. */
+GCOMM_HD_INLINE gcommi_win_entry_t *gcommi_seg_win(const gcommi_param_t *p, int gpu, int win,
+                                                   int rank)
+{
+    return (gcommi_win_entry_t *)(p->seg[gpu] + p->off_win) +
+           ((int64_t)win * p->world_size + rank);
+}
+
+/* Slot reservation counter of the lane from `gpu` to world rank `target` (in gpu's memory). */
+GCOMM_HD_INLINE uint32_t *gcommi_seg_tail(const gcommi_param_t *p, int gpu, int target)
+{
+    return (uint32_t *)(p->seg[gpu] + p->off_tail) + target;
+}
+
+/* Entries of the lane from `gpu` to `target` consumed by target (in gpu's memory). */
+GCOMM_HD_INLINE uint32_t *gcommi_seg_consumed(const gcommi_param_t *p, int gpu, int target)
+{
+    return (uint32_t *)(p->seg[gpu] + p->off_consumed) + target;
+}
+
+/* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory). */
+GCOMM_HD_INLINE gcommi_notif_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gpu,
+                                                int target_local, int src_gpu)
+{
+    return (gcommi_notif_t *)(p->seg[target_gpu] + p->off_ring) +
+           ((int64_t)target_local * p->ngpus + src_gpu) * p->depth;
+}
+
+GCOMM_HD_INLINE gcommi_priv_t *gcommi_seg_priv(const gcommi_param_t *p, int gpu, int local)
+{
+    return (gcommi_priv_t *)(p->seg[gpu] + p->off_priv + (uint64_t)local * p->priv_stride);
+}
+
+GCOMM_HD_INLINE gcommi_notif_t *gcommi_priv_pending(gcommi_priv_t *priv)
+{
+    return (gcommi_notif_t *)(priv + 1);
+}
+
+GCOMM_HD_INLINE gcommi_report_t *gcommi_seg_report(const gcommi_param_t *p, int gpu, int local)
+{
+    return (gcommi_report_t *)(p->seg[gpu] + p->off_report) + local;
+}
+
+/* GPU that runs world rank r (ngpus <= 8: a linear scan). */
+GCOMM_HD_INLINE int gcommi_gpu_of_rank(const gcommi_param_t *p, int r)
+{
+    int g = 0;
+    while (g + 1 < p->ngpus && r >= p->rank_base[g + 1]) g++;
+    return g;
+}
+
+#endif /* GCOMM_DETAIL_RT_H */

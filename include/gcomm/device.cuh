@@ -1,0 +1,149 @@
+/* gcomm device API: notified remote memory access from CUDA kernels (the dCUDA model).
+ *
+ * A kernel launched with gcomm_launch (gcomm.h) runs every thread block as one gcomm rank. Ranks
+ * expose memory in windows, move data with put and get, and synchronise with notifications: a
+ * put_notify lands the data in the target's window and then a notification (window, source, tag)
+ * in the target's queue; the target's gcomm_wait_notifications returns once the matching
+ * notifications (and so their data) have arrived. Ranks on the same GPU and on peer GPUs of the
+ * node (NVLink/PCIe, also across processes through CUDA IPC) communicate without any host thread.
+ *
+ * Header-only: include this file in your .cu; no -rdc, no device library.
+ *
+ *     __global__ void step(gcomm_param_t param, double *in, double *out, ...)
+ *     {
+ *         __shared__ gcomm_context_t ctx;
+ *         gcomm_init(param, &ctx);
+ *         int rank, size;
+ *         gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+ *         gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+ *         gcomm_win_t win;
+ *         gcomm_win_create(&ctx, GCOMM_COMM_WORLD, in, bytes, &win);
+ *         ...
+ *         gcomm_put_notify(&ctx, win, rank + 1, offset, bytes, &out[i], tag);
+ *         gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, tag, 1);
+ *         ...
+ *         gcomm_win_free(&ctx, &win);
+ *         gcomm_finish(&ctx);
+ *     }
+ *
+ * Rules (as in dCUDA):
+ * - Every function is called by all threads of the block, with the same arguments (collective
+ *   over the block, like __syncthreads). The grid must be one-dimensional; blocks may be 1-3-D.
+ * - Offsets and sizes are in bytes. A window's target offsets count from the base the target
+ *   rank gave to gcomm_win_create. Window memory must come from gcomm_malloc or gcomm_register
+ *   and belong to the calling rank's GPU.
+ * - Ranks of GCOMM_COMM_WORLD are all blocks of all GPUs of the job; ranks of GCOMM_COMM_DEVICE
+ *   are the blocks of this GPU. A window's ranks (targets and sources) are ranks of the
+ *   communicator it was created on.
+ * - put and get complete at the origin when they return (the origin buffer may be reused); their
+ *   data is visible at the target after gcomm_win_flush (or with the notification of a *_notify
+ *   operation, which is published only after its data).
+ * - Notifications are matched in order of arrival; wildcards GCOMM_ANY_WIN, GCOMM_ANY_SOURCE,
+ *   GCOMM_ANY_TAG. Tags are 0 .. INT_MAX.
+ * - Every function returns GCOMM_SUCCESS or a GCOMM_ERR_* code (gcomm/status.h). Errors (an
+ *   access outside a window, a bad rank or tag) write nothing, are reported to the host with rank,
+ *   window and offset, and make gcomm_launch return the error; every rank's waits then return
+ *   with an error too. Every wait gives up after GCOMM_TIMEOUT_MS and gcomm_launch prints what
+ *   each rank was waiting for. */
+#ifndef GCOMM_DEVICE_CUH
+#define GCOMM_DEVICE_CUH
+
+#ifndef __CUDACC__
+#error "gcomm/device.cuh is the device API: include it from CUDA code (.cu) only"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h> /* device printf for a kernel launched outside gcomm_launch */
+
+#include "gcomm/status.h"
+#include "gcomm/detail/rt.h"
+
+#define GCOMMI_DEV static inline __device__
+
+/* The kernel parameter gcomm_launch fills (the kernel's first parameter). */
+typedef const struct gcommi_param_s *gcomm_param_t;
+
+/* A window: a small integer valid in every rank of its communicator. */
+typedef int gcomm_win_t;
+#define GCOMM_WIN_NULL (-1)
+
+typedef enum { GCOMM_COMM_WORLD = 0, GCOMM_COMM_DEVICE = 1 } gcomm_comm_t;
+
+#define GCOMM_ANY_SOURCE (-1)
+#define GCOMM_ANY_TAG (-1)
+#define GCOMM_ANY_WIN (-1)
+
+/* Per-block state; declare it __shared__. Its fields are internal: the launch parameter's hot
+ * fields and the rank's queue positions live here, in shared memory, because global loads on the
+ * notification path would miss the L1 after every acquire and cost an L2 round trip each. */
+typedef struct {
+    const gcommi_param_t *p;
+    gcommi_ctrl_t *ctrl;                      /* this GPU's control block */
+    gcommi_priv_t *priv;                      /* this rank's queue state (for reports) */
+    gcommi_notif_t *pending;                  /* this rank's held notifications */
+    char *seg[GCOMMI_MAX_GPUS];               /* every GPU's segment */
+    int32_t rank_base[GCOMMI_MAX_GPUS + 1];
+    uint64_t off_tail, off_consumed, off_ring, timeout_ns;
+    uint32_t depth, pending_cap;
+    uint32_t lane_next[GCOMMI_MAX_GPUS];      /* entries consumed per lane */
+    uint32_t lane_returned[GCOMMI_MAX_GPUS];  /* ... and returned as credit */
+    uint32_t npending;
+    int32_t rank, world_size, gpu, local_rank, nlocal, ngpus, proc;
+    uint32_t wins_used[GCOMMI_NCOMMS];
+    int32_t status;                           /* thread 0's result, read by the block */
+    int32_t value;
+} gcomm_context_t;
+
+/* Setup and queries */
+GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx);
+GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx);
+GCOMMI_DEV int gcomm_comm_rank(gcomm_context_t *ctx, gcomm_comm_t comm, int *rank);
+GCOMMI_DEV int gcomm_comm_size(gcomm_context_t *ctx, gcomm_comm_t comm, int *size);
+
+/* Windows (collective over the communicator) */
+GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *base,
+                                size_t bytes, gcomm_win_t *win);
+GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win);
+
+/* One-sided operations: `target` is a rank of the window's communicator. */
+GCOMMI_DEV int gcomm_put(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                size_t target_offset, size_t bytes, const void *origin);
+GCOMMI_DEV int gcomm_put_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                size_t target_offset, size_t bytes, const void *origin,
+                                int tag);
+GCOMMI_DEV int gcomm_get(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                size_t target_offset, size_t bytes, void *origin);
+/* get, then notify the target (whose memory was read) that the data has been taken. */
+GCOMMI_DEV int gcomm_get_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                size_t target_offset, size_t bytes, void *origin, int tag);
+GCOMMI_DEV int gcomm_notify(gcomm_context_t *ctx, gcomm_win_t win, int target, int tag);
+/* Completes every put of this rank on the window at its targets. */
+GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win);
+
+/* Notifications: wait blocks until `count` matching notifications have arrived and removes them;
+ * test removes them and sets *flag = 1 only when `count` are there already, else sets 0. */
+GCOMMI_DEV int gcomm_wait_notifications(gcomm_context_t *ctx, gcomm_win_t win, int source,
+                                        int tag, int count);
+GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, int source,
+                                        int tag, int count, int *flag);
+
+/* Synchronisation of all ranks of a communicator. */
+GCOMMI_DEV int gcomm_barrier(gcomm_context_t *ctx, gcomm_comm_t comm);
+
+/* Host: the handle gcomm_launch takes for a __global__ function (resolved by the CUDA runtime of
+ * the calling program, so gcomm's own runtime can launch it). NULL if it is not a kernel. */
+#define gcomm_kernel(fn) gcommi_kernel_handle((const void *)(fn))
+static inline __host__ const void *gcommi_kernel_handle(const void *fn)
+{
+    cudaKernel_t k = NULL;
+    if (cudaGetKernel(&k, fn) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return (const void *)k;
+}
+
+#include "gcomm/detail/device_impl.cuh"
+
+#endif /* GCOMM_DEVICE_CUH */

@@ -1,0 +1,103 @@
+/* The MPI bootstrap (library gcomm_mpi): the processes of a communicator form the job. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "gcomm/gcomm.h"
+#include "gcomm/gcomm_mpi.h"
+#include "rma/bootstrap.h"
+#include "rma/rt_gpu.h"
+
+typedef struct {
+    MPI_Comm comm;
+} mpi_boot_t;
+
+static int mpi_allgather(gcommi_bootstrap_t *b, const void *in, void *out, size_t bytes)
+{
+    mpi_boot_t *m = b->state;
+    if (bytes > (size_t)0x7fffffff)
+        return GCOMMI_ERROR(GCOMM_ERR_OVERFLOW, "allgather of %zu bytes", bytes);
+    int rc = MPI_Allgather(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, m->comm);
+    if (rc != MPI_SUCCESS) return GCOMMI_ERROR(GCOMM_ERR_MPI, "MPI_Allgather failed (%d)", rc);
+    return GCOMM_SUCCESS;
+}
+
+static int mpi_barrier(gcommi_bootstrap_t *b)
+{
+    mpi_boot_t *m = b->state;
+    int rc = MPI_Barrier(m->comm);
+    if (rc != MPI_SUCCESS) return GCOMMI_ERROR(GCOMM_ERR_MPI, "MPI_Barrier failed (%d)", rc);
+    return GCOMM_SUCCESS;
+}
+
+static void mpi_finalize(gcommi_bootstrap_t *b)
+{
+    mpi_boot_t *m = b->state;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&m->comm);
+    free(m);
+    b->state = NULL;
+}
+
+int gcomm_init_mpi(MPI_Comm comm)
+{
+    GCOMMI_API_ENTRY();
+    int flag = 0;
+    MPI_Initialized(&flag);
+    if (!flag) return GCOMMI_ERROR(GCOMM_ERR_MPI, "MPI is not initialised");
+    if (comm == MPI_COMM_NULL) return GCOMMI_ERROR(GCOMM_ERR_ARG, "comm is MPI_COMM_NULL");
+    mpi_boot_t *m = calloc(1, sizeof(*m));
+    if (!m) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory");
+    MPI_Comm node;
+    int rank, size, local, nlocal_procs;
+    if (MPI_Comm_dup(comm, &m->comm) != MPI_SUCCESS ||
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+        free(m);
+        return GCOMMI_ERROR(GCOMM_ERR_MPI, "MPI_Comm_dup / MPI_Comm_split_type failed");
+    }
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_size(node, &nlocal_procs);
+    MPI_Comm_free(&node);
+    /* this milestone connects the processes of one node; other nodes need the proxy */
+    int all_local = nlocal_procs == size, every = 0;
+    MPI_Allreduce(&all_local, &every, 1, MPI_INT, MPI_LAND, comm);
+    if (!every) {
+        MPI_Comm_free(&m->comm);
+        free(m);
+        return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "the processes of comm are on several nodes; "
+                            "reaching GPUs of other nodes needs the host proxy");
+    }
+    int list[GCOMM_MAX_GPUS], n;
+    const char *env = gcommi_config()->devices;
+    if (env && *env) {
+        n = gcommi_parse_devices(env, list, GCOMM_MAX_GPUS);
+        if (n < 0) {
+            MPI_Comm_free(&m->comm);
+            free(m);
+            return n;
+        }
+    } else {
+        n = gcommi_rt_gpu_count();
+        if (n > GCOMM_MAX_GPUS) n = GCOMM_MAX_GPUS;
+        for (int i = 0; i < n; i++) list[i] = i;
+    }
+    int device = n > 0 ? list[local % n] : -1;
+    gcommi_bootstrap_t boot = {.rank = rank,
+                               .size = size,
+                               .allgather = mpi_allgather,
+                               .barrier = mpi_barrier,
+                               .finalize = mpi_finalize,
+                               .state = m};
+    int st = gcommi_rt_init(&boot, device >= 0 ? 1 : 0, &device);
+    if (st) {
+        MPI_Comm_free(&m->comm);
+        free(m);
+    }
+    return st;
+}

@@ -1,0 +1,503 @@
+/* gcomm_launch: runs a kernel as gcomm ranks on every GPU of the job.
+ *
+ * Per launch: agree on the ranks (blocks per GPU, checked against what can be resident at once),
+ * lay out and (re)allocate each GPU's runtime segment, exchange segment and region handles and
+ * map other processes' memory (CUDA IPC, cached), fill and upload each GPU's parameter, zero the
+ * segments, wait until every process has, launch cooperatively, wait for the end (stopping the
+ * kernels if they outlive the timeout), and turn device-side errors and wait reports into one
+ * status that every process returns. */
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "rma/runtime.h"
+
+#define CUDA_TRY(call, what)                                                                   \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            cudaGetLastError();                                                                \
+            st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));         \
+            goto out;                                                                          \
+        }                                                                                      \
+    } while (0)
+
+/* What a process tells the others about each of its GPUs before a launch. */
+typedef struct {
+    int32_t blocks;
+    int32_t pad;
+    uint64_t seg_base, seg_serial;
+    unsigned char seg_ipc[GCOMMI_IPC_HANDLE_BYTES];
+    gcommi_region_desc_t regions[GCOMMI_MAX_REGIONS];
+} gpu_info_t;
+
+/* ... and after it: how it ended there. */
+typedef struct {
+    int32_t abort;      /* the GPU's abort word: -GCOMM_ERR_* or 0 */
+    int32_t cuda_error; /* the kernel failed (cudaError_t), 0 if not */
+    gcommi_error_t error;
+} gpu_result_t;
+
+static const char *op_name(int op)
+{
+    switch (op) {
+    case GCOMMI_OP_PUT: return "put";
+    case GCOMMI_OP_GET: return "get";
+    case GCOMMI_OP_NOTIFY: return "notify";
+    case GCOMMI_OP_WAIT: return "wait_notifications";
+    case GCOMMI_OP_BARRIER: return "barrier";
+    case GCOMMI_OP_WIN_CREATE: return "win_create";
+    case GCOMMI_OP_WIN_FREE: return "win_free";
+    case GCOMMI_OP_INIT: return "init";
+    default: return "operation";
+    }
+}
+
+static uint32_t pow2_at_least(long v)
+{
+    uint32_t p = 1;
+    while (p < (uint32_t)v && p < (1u << 20)) p <<= 1;
+    return p;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Segment layout for W ranks over ngpus GPUs with at most maxlocal ranks on one. */
+static void layout_segment(gcommi_param_t *p, int maxlocal)
+{
+    size_t W = (size_t)p->world_size, off = 0;
+    p->off_ctrl = off;
+    off = round_up(off + sizeof(gcommi_ctrl_t), 256);
+    p->off_win = off;
+    off = round_up(off + (size_t)GCOMMI_NCOMMS * GCOMMI_MAX_WINS * W * sizeof(gcommi_win_entry_t),
+                   256);
+    p->off_tail = off;
+    off = round_up(off + W * sizeof(uint32_t), 256);
+    p->off_consumed = off;
+    off = round_up(off + W * sizeof(uint32_t), 256);
+    p->off_ring = off;
+    off = round_up(off + (size_t)maxlocal * p->ngpus * p->depth * sizeof(gcommi_notif_t), 256);
+    p->priv_stride = round_up(sizeof(gcommi_priv_t) + p->pending_cap * sizeof(gcommi_notif_t), 128);
+    p->off_priv = off;
+    off = round_up(off + (size_t)maxlocal * p->priv_stride, 256);
+    p->off_report = off;
+    off = round_up(off + (size_t)maxlocal * sizeof(gcommi_report_t), 256);
+    p->seg_bytes = off;
+}
+
+/* Maps (or reuses the mapping of) another process's allocation; *view = NULL on failure. */
+static int ipc_map(gcommi_ipc_map_t *m, uint64_t serial, const unsigned char *handle,
+                   uint64_t offset, void **view)
+{
+    if (m->serial != serial) {
+        if (m->view) cudaIpcCloseMemHandle(m->view);
+        m->view = NULL;
+        m->serial = 0;
+        cudaIpcMemHandle_t h;
+        memcpy(&h, handle, sizeof(h));
+        void *v = NULL;
+        cudaError_t e = cudaIpcOpenMemHandle(&v, h, cudaIpcMemLazyEnablePeerAccess);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "cudaIpcOpenMemHandle: %s", cudaGetErrorString(e));
+        }
+        m->view = v;
+        m->serial = serial;
+    }
+    *view = (char *)m->view + offset;
+    return GCOMM_SUCCESS;
+}
+
+int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t shared_bytes,
+                            int gpu, int *blocks)
+{
+    GCOMMI_API_ENTRY();
+    if (!kernel || !blocks) return GCOMMI_ERROR(GCOMM_ERR_ARG, "kernel or blocks is NULL");
+    if (!gcommi_rt.initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
+    if (gpu < 0 || gpu >= gcommi_rt.nlocal)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "gpu = %d; this process drives %d", gpu,
+                            gcommi_rt.nlocal);
+    if (threads_per_block < 1 || threads_per_block > 1024)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "threads_per_block = %d", threads_per_block);
+    int st = GCOMM_SUCCESS, dev = gcommi_rt.local[gpu].device, per_sm = 0, sms = 0, coop = 0;
+    CUDA_TRY(cudaSetDevice(dev), "cudaSetDevice");
+    CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
+    CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev), "attribute");
+    if (!coop) return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "device %d has no cooperative launch", dev);
+    {
+        cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel,
+                                                                      threads_per_block,
+                                                                      shared_bytes);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return GCOMMI_ERROR(GCOMM_ERR_ARG, "kernel = %p: %s (pass gcomm_kernel(your_kernel))",
+                                kernel, cudaGetErrorString(e));
+        }
+    }
+    *blocks = per_sm * sms;
+out:
+    return st;
+}
+
+/* Prints what every stopped rank of local GPU i was waiting for. */
+static void print_reports(int i, const gcommi_param_t *p)
+{
+    gcommi_local_gpu_t *l = &gcommi_rt.local[i];
+    size_t n = (size_t)p->nlocal;
+    gcommi_report_t *r = malloc(n * sizeof(*r));
+    if (!r) return;
+    if (cudaMemcpy(r, l->seg + p->off_report, n * sizeof(*r), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        cudaGetLastError();
+        free(r);
+        return;
+    }
+    int shown = 0, waiting = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (r[k].op == GCOMMI_OP_NONE) continue;
+        waiting++;
+        if (shown++ >= 32) continue;
+        char lanes[128] = "";
+        size_t len = 0;
+        for (int g = 0; g < p->ngpus && len < sizeof(lanes) - 12; g++)
+            len += (size_t)snprintf(lanes + len, sizeof(lanes) - len, "%s%u", g ? "," : "",
+                                    r[k].lane_next[g]);
+        int rank = p->rank_base[p->gpu] + (int)k;
+        if (r[k].op == GCOMMI_OP_WAIT)
+            GCOMM_LOG_ERROR("rma", "rank %d (GPU %d block %zu) waits for %d notification(s) of "
+                            "window %d, source %d, tag %d: %d matched so far, %d other(s) held%s; "
+                            "entries consumed per source GPU: %s", rank, p->gpu, k, r[k].want,
+                            r[k].win, r[k].source, r[k].tag, r[k].got, r[k].pending,
+                            (uint32_t)r[k].pending >= p->pending_cap
+                                ? " (as many as it can hold: GCOMM_PENDING_MAX; the senders of "
+                                  "what it waits for are held back)"
+                                : "",
+                            lanes);
+        else if (r[k].op == GCOMMI_OP_BARRIER)
+            GCOMM_LOG_ERROR("rma", "rank %d (GPU %d block %zu) waits in a barrier of %s",
+                            rank, p->gpu, k, r[k].win ? "GCOMM_COMM_DEVICE" : "GCOMM_COMM_WORLD");
+        else
+            GCOMM_LOG_ERROR("rma", "rank %d (GPU %d block %zu) waits for queue credit to notify "
+                            "rank %d (its queue is full: the target does not consume)", rank,
+                            p->gpu, k, r[k].target);
+    }
+    if (shown > 32) GCOMM_LOG_ERROR("rma", "... and %d more waiting ranks on GPU %d", shown - 32, p->gpu);
+    GCOMM_LOG_ERROR("rma", "GPU %d: %d of %d ranks were waiting when the launch stopped", p->gpu,
+                    waiting, p->nlocal);
+    free(r);
+}
+
+/* Turns the results of every GPU into one status with its detail (same on every process). */
+static int launch_status(const gpu_result_t *res, int ngpus)
+{
+    int best = -1;
+    for (int g = 0; g < ngpus; g++) {
+        if (res[g].cuda_error)
+            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "the kernel failed on GPU %d: %s", g,
+                                cudaGetErrorString((cudaError_t)res[g].cuda_error));
+        if (!res[g].error.claimed) continue;
+        /* the cause is an error that is not a timeout, if there is one */
+        if (best < 0 || (res[best].error.code == GCOMM_ERR_TIMEOUT &&
+                         res[g].error.code != GCOMM_ERR_TIMEOUT))
+            best = g;
+    }
+    if (best >= 0) {
+        const gcommi_error_t *e = &res[best].error;
+        if (e->code == GCOMM_ERR_TIMEOUT)
+            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d (GPU %d) timed out in %s after "
+                                "GCOMM_TIMEOUT_MS = %ld ms; the ranks' waits are reported above",
+                                e->rank, best, op_name(e->op), gcommi_config()->timeout_ms);
+        if (e->op == GCOMMI_OP_WIN_CREATE)
+            return GCOMMI_ERROR(e->code, "rank %d (GPU %d): win_create over %llu bytes at 0x%llx: %s",
+                                e->rank, best, (unsigned long long)e->bytes,
+                                (unsigned long long)e->offset,
+                                e->code == GCOMM_ERR_UNSUPPORTED
+                                    ? "too many windows alive at once"
+                                    : "not memory of gcomm_malloc or gcomm_register on this GPU");
+        return GCOMMI_ERROR(e->code, "rank %d (GPU %d): %s to rank %d of window %d at offset %llu, "
+                            "%llu bytes (window there: %llu bytes): %s", e->rank, best,
+                            op_name(e->op), e->target, e->win, (unsigned long long)e->offset,
+                            (unsigned long long)e->bytes, (unsigned long long)e->limit,
+                            gcomm_error_string(e->code));
+    }
+    for (int g = 0; g < ngpus; g++)
+        if (res[g].abort)
+            return GCOMMI_ERROR(-res[g].abort, "the launch was stopped on GPU %d (%s)", g,
+                                gcomm_error_string(-res[g].abort));
+    return GCOMM_SUCCESS;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int gcomm_launch(const gcomm_launch_t *launch)
+{
+    GCOMMI_API_ENTRY();
+    gcommi_rt_t *rt = &gcommi_rt;
+    if (!launch) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch is NULL");
+    if (!rt->initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
+    if (!launch->kernel) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->kernel is NULL");
+    if (launch->threads_per_block < 1 || launch->threads_per_block > 1024)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->threads_per_block = %d (1..1024)",
+                            launch->threads_per_block);
+    if (launch->blocks_per_gpu < 0)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->blocks_per_gpu = %d is negative",
+                            launch->blocks_per_gpu);
+    if (rt->ngpus == 0) return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "no GPU in the job");
+
+    const gcommi_config_t *cfg = gcommi_config();
+    int st = GCOMM_SUCCESS, nproc = rt->boot.size;
+    gpu_info_t *mine = NULL, *all = NULL;
+    gpu_result_t *res_mine = NULL, *res_all = NULL;
+    gcommi_param_t *prm = NULL;
+    int launched = 0;
+    pthread_mutex_lock(&rt->lock);
+
+    /* 1. ranks per GPU: as asked, or as many as can be resident at once */
+    mine = calloc(GCOMMI_MAX_GPUS, sizeof(*mine));
+    all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*all));
+    res_mine = calloc(GCOMMI_MAX_GPUS, sizeof(*res_mine));
+    res_all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*res_all));
+    prm = calloc(GCOMMI_MAX_GPUS, sizeof(*prm));
+    if (!mine || !all || !res_mine || !res_all || !prm) {
+        st = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for the launch tables");
+        goto out;
+    }
+    for (int i = 0; i < rt->nlocal; i++) {
+        int max;
+        st = gcomm_launch_max_blocks(launch->kernel, launch->threads_per_block,
+                                     launch->shared_bytes, i, &max);
+        gcommi_api_name = "gcomm_launch";
+        if (st) goto out;
+        int b = launch->blocks_per_gpu ? launch->blocks_per_gpu : max;
+        if (b > max || b < 1) {
+            st = GCOMMI_ERROR(GCOMM_ERR_ARG, "blocks_per_gpu = %d: at most %d blocks of %d threads "
+                              "(%zu bytes of shared memory) of this kernel are resident at once "
+                              "on device %d; ranks that are not resident could deadlock",
+                              b, max, launch->threads_per_block, launch->shared_bytes,
+                              rt->local[i].device);
+            goto out;
+        }
+        mine[i].blocks = b;
+    }
+    /* every process learns everybody's counts (the error above is local: the others would wait
+     * in the exchange, so an inconsistent job is a user error that the timeout does not cover) */
+    st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine));
+    if (st) goto out;
+
+    gcommi_param_t base;
+    memset(&base, 0, sizeof(base));
+    base.version = GCOMMI_RT_VERSION;
+    base.size = sizeof(gcommi_param_t);
+    base.ngpus = rt->ngpus;
+    base.depth = pow2_at_least(cfg->queue_depth > 1 ? cfg->queue_depth : 2);
+    base.pending_cap = (uint32_t)(cfg->pending_max > 1 ? cfg->pending_max : 1);
+    base.log_level = 0;
+    base.launch_id = ++rt->launches;
+    base.timeout_ns = (uint64_t)(cfg->timeout_ms > 0 ? cfg->timeout_ms : 1) * 1000000ull;
+    int maxlocal = 0, g = 0;
+    for (int p = 0; p < nproc; p++)
+        for (int i = 0; g < rt->ngpus && rt->proc_of_gpu[g] == p; i++, g++) {
+            int b = all[(size_t)p * GCOMMI_MAX_GPUS + i].blocks;
+            base.rank_base[g + 1] = base.rank_base[g] + b;
+            base.proc_of_gpu[g] = p;
+            if (b > maxlocal) maxlocal = b;
+        }
+    base.world_size = base.rank_base[rt->ngpus];
+    layout_segment(&base, maxlocal);
+
+    /* 2. segments large enough for this launch */
+    for (int i = 0; i < rt->nlocal; i++) {
+        gcommi_local_gpu_t *l = &rt->local[i];
+        CUDA_TRY(cudaSetDevice(l->device), "cudaSetDevice");
+        if (l->seg_bytes < base.seg_bytes) {
+            if (l->seg) cudaFree(l->seg);
+            l->seg = NULL;
+            l->seg_bytes = 0;
+            CUDA_TRY(cudaMalloc((void **)&l->seg, base.seg_bytes), "runtime segment");
+            l->seg_bytes = base.seg_bytes;
+            l->seg_serial = ++rt->next_serial;
+        }
+        if (!l->param_dev) CUDA_TRY(cudaMalloc((void **)&l->param_dev, sizeof(gcommi_param_t)),
+                                    "launch parameter");
+        mine[i].seg_base = (uint64_t)(uintptr_t)l->seg;
+        mine[i].seg_serial = l->seg_serial;
+        if (nproc > 1) {
+            cudaIpcMemHandle_t h;
+            CUDA_TRY(cudaIpcGetMemHandle(&h, l->seg), "cudaIpcGetMemHandle(segment)");
+            memcpy(mine[i].seg_ipc, &h, sizeof(h));
+        }
+        memcpy(mine[i].regions, l->regions, sizeof(l->regions));
+    }
+
+    /* 3. exchange segments and regions, map the other processes' */
+    st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine));
+    if (st) goto out;
+    char *seg_view[GCOMMI_MAX_GPUS];
+    for (int p = 0, gg = 0; p < nproc; p++)
+        for (int i = 0; gg < rt->ngpus && rt->proc_of_gpu[gg] == p; i++, gg++) {
+            const gpu_info_t *info = &all[(size_t)p * GCOMMI_MAX_GPUS + i];
+            base.nregions[gg] = 0;
+            for (int r = 0; r < GCOMMI_MAX_REGIONS; r++) {
+                const gcommi_region_desc_t *d = &info->regions[r];
+                base.region_base[gg][r] = d->base;
+                base.region_size[gg][r] = d->size;
+                base.region_view[gg][r] = NULL;
+                if (d->size) base.nregions[gg] = r + 1;
+            }
+            if (p == rt->boot.rank) {
+                seg_view[gg] = rt->local[i].seg;
+                for (int r = 0; r < GCOMMI_MAX_REGIONS; r++)
+                    base.region_view[gg][r] = (char *)(uintptr_t)info->regions[r].base;
+                continue;
+            }
+            CUDA_TRY(cudaSetDevice(rt->local[0].device), "cudaSetDevice");
+            void *v;
+            st = ipc_map(&rt->seg_map[gg], info->seg_serial, info->seg_ipc, 0, &v);
+            if (st) goto out;
+            seg_view[gg] = v;
+            for (int r = 0; r < GCOMMI_MAX_REGIONS; r++) {
+                const gcommi_region_desc_t *d = &info->regions[r];
+                gcommi_ipc_map_t *m = &rt->region_map[gg][r];
+                if (!d->size) {
+                    if (m->view) cudaIpcCloseMemHandle(m->view);
+                    m->view = NULL;
+                    m->serial = 0;
+                    continue;
+                }
+                st = ipc_map(m, d->serial, d->ipc, d->alloc_offset, &v);
+                if (st) goto out;
+                base.region_view[gg][r] = v;
+            }
+        }
+    for (int gg = 0; gg < rt->ngpus; gg++) base.seg[gg] = seg_view[gg];
+
+    /* 4. each GPU's parameter; zeroed segments everywhere before any kernel starts */
+    for (int i = 0; i < rt->nlocal; i++) {
+        gcommi_local_gpu_t *l = &rt->local[i];
+        prm[i] = base;
+        prm[i].gpu = rt->first + i;
+        prm[i].nlocal = base.rank_base[prm[i].gpu + 1] - base.rank_base[prm[i].gpu];
+        CUDA_TRY(cudaSetDevice(l->device), "cudaSetDevice");
+        CUDA_TRY(cudaMemcpyAsync(l->param_dev, &prm[i], sizeof(prm[i]), cudaMemcpyHostToDevice,
+                                 (cudaStream_t)l->stream), "parameter upload");
+        CUDA_TRY(cudaMemsetAsync(l->seg, 0, base.seg_bytes, (cudaStream_t)l->stream),
+                 "segment reset");
+        CUDA_TRY(cudaStreamSynchronize((cudaStream_t)l->stream), "segment reset");
+    }
+    st = rt->boot.barrier(&rt->boot);
+    if (st) goto out;
+
+    /* 5. launch on every local GPU */
+    for (int i = 0; i < rt->nlocal; i++) {
+        gcommi_local_gpu_t *l = &rt->local[i];
+        void **args = launch->args[i] ? launch->args[i] : launch->args[0];
+        void *own_args[1];
+        if (!args) args = own_args;
+        void *saved = args[0];
+        args[0] = &l->param_dev;
+        dim3 grid = {(unsigned)mine[i].blocks, 1, 1};
+        dim3 block = {(unsigned)launch->threads_per_block, 1, 1};
+        cudaSetDevice(l->device);
+        cudaError_t e = cudaLaunchCooperativeKernel(launch->kernel, grid, block, args,
+                                                    launch->shared_bytes,
+                                                    (cudaStream_t)l->stream);
+        args[0] = saved;
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "cudaLaunchCooperativeKernel on device %d: %s",
+                              l->device, cudaGetErrorString(e));
+            /* the other processes' kernels stop at their timeout */
+            break;
+        }
+        launched = i + 1;
+    }
+
+    /* 6. wait; past the timeout (plus grace) stop the kernels through their abort words */
+    {
+        double start = now_s(), limit = (double)cfg->timeout_ms * 1e-3 + 5.0, nap = 20e-6;
+        int stopped = 0;
+        for (;;) {
+            int busy = 0;
+            for (int i = 0; i < launched; i++) {
+                cudaSetDevice(rt->local[i].device);
+                if (cudaStreamQuery((cudaStream_t)rt->local[i].stream) == cudaErrorNotReady) busy = 1;
+            }
+            if (!busy) break;
+            double t = now_s() - start;
+            if (t > limit && !stopped) {
+                uint32_t code = (uint32_t)(-GCOMM_ERR_TIMEOUT);
+                GCOMM_LOG_ERROR("rma", "the kernel runs %.1f s past GCOMM_TIMEOUT_MS without "
+                                "returning; stopping its waits", t - limit + 5.0);
+                for (int i = 0; i < launched; i++) {
+                    gcommi_local_gpu_t *l = &rt->local[i];
+                    cudaSetDevice(l->device);
+                    cudaMemcpyAsync(l->seg + base.off_ctrl + offsetof(gcommi_ctrl_t, abort), &code,
+                                    sizeof(code), cudaMemcpyHostToDevice,
+                                    (cudaStream_t)l->ctl_stream);
+                    cudaStreamSynchronize((cudaStream_t)l->ctl_stream);
+                }
+                stopped = 1;
+                start = now_s();
+            } else if (t > limit && stopped) {
+                st = GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the kernel does not return even after its "
+                                  "waits were stopped (a loop outside gcomm calls?)");
+                goto out; /* the kernel still runs: nothing below is safe */
+            }
+            struct timespec ts = {0, (long)(nap * 1e9)};
+            nanosleep(&ts, NULL);
+            if (nap < 1e-3) nap *= 2;
+        }
+    }
+
+    /* 7. results of every GPU, everywhere */
+    for (int i = 0; i < launched; i++) {
+        gcommi_local_gpu_t *l = &rt->local[i];
+        cudaSetDevice(l->device);
+        cudaError_t e = cudaStreamSynchronize((cudaStream_t)l->stream);
+        if (e != cudaSuccess) {
+            res_mine[i].cuda_error = (int32_t)e;
+            cudaGetLastError();
+            continue;
+        }
+        gcommi_ctrl_t c;
+        e = cudaMemcpy(&c, l->seg + base.off_ctrl, sizeof(c), cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) {
+            res_mine[i].cuda_error = (int32_t)e;
+            cudaGetLastError();
+            continue;
+        }
+        res_mine[i].abort = (int32_t)c.abort.v;
+        res_mine[i].error = c.error;
+        if (c.abort.v) print_reports(i, &prm[i]);
+    }
+    if (st == GCOMM_SUCCESS) {
+        st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
+        if (st == GCOMM_SUCCESS) {
+            gpu_result_t res[GCOMMI_MAX_GPUS];
+            for (int p = 0, gg = 0; p < nproc; p++)
+                for (int i = 0; gg < rt->ngpus && rt->proc_of_gpu[gg] == p; i++, gg++)
+                    res[gg] = res_all[(size_t)p * GCOMMI_MAX_GPUS + i];
+            st = launch_status(res, rt->ngpus);
+        }
+    }
+out:
+    pthread_mutex_unlock(&rt->lock);
+    free(mine);
+    free(all);
+    free(res_mine);
+    free(res_all);
+    free(prm);
+    return st;
+}

@@ -1,0 +1,37 @@
+/* The GPU side of the RMA runtime in a build without CUDA: no GPUs; memory and launches report
+ * GCOMM_ERR_NO_DEVICE (host ranks, which need no GPU, come with the proxy). */
+#include "common/error.h"
+#include "rma/rt_gpu.h"
+#include "rma/runtime.h"
+
+int gcommi_rt_gpu_count(void)
+{
+    return 0;
+}
+
+int gcommi_rt_gpu_setup(gcommi_rt_t *rt)
+{
+    if (rt->nlocal > 0)
+        return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "GCOMM_DEVICES names %d device(s) but gcomm was "
+                            "built without CUDA", rt->nlocal);
+    return GCOMM_SUCCESS;
+}
+
+void gcommi_rt_release(void)
+{
+}
+
+#define NO_GPU(name)                                                                           \
+    GCOMMI_API_ENTRY();                                                                        \
+    return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "%s needs a GPU; gcomm was built without CUDA", name)
+
+int gcomm_malloc(size_t bytes, void **ptr) { NO_GPU("gcomm_malloc"); }
+int gcomm_free(void *ptr) { NO_GPU("gcomm_free"); }
+int gcomm_register(void *ptr, size_t bytes) { NO_GPU("gcomm_register"); }
+int gcomm_deregister(void *ptr) { NO_GPU("gcomm_deregister"); }
+int gcomm_launch(const gcomm_launch_t *launch) { NO_GPU("gcomm_launch"); }
+int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t shared_bytes,
+                            int gpu, int *blocks)
+{
+    NO_GPU("gcomm_launch_max_blocks");
+}

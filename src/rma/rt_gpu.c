@@ -1,0 +1,86 @@
+/* The GPU side of the runtime: the process's devices, peer access between them, their streams,
+ * and releasing everything at gcomm_finalize. */
+#include <cuda_runtime_api.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "common/memkind.h"
+#include "rma/rt_gpu.h"
+#include "rma/runtime.h"
+
+#define CUDA_TRY(call, what)                                                                   \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            cudaGetLastError();                                                                \
+            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));       \
+        }                                                                                      \
+    } while (0)
+
+int gcommi_rt_gpu_count(void)
+{
+    return gcommi_gpu_count();
+}
+
+int gcommi_rt_gpu_setup(gcommi_rt_t *rt)
+{
+    int visible = gcommi_gpu_count();
+    for (int i = 0; i < rt->nlocal; i++) {
+        int d = rt->local[i].device;
+        if (d >= visible)
+            return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "device %d does not exist (%d visible)", d,
+                                visible);
+        CUDA_TRY(cudaSetDevice(d), "cudaSetDevice");
+        cudaStream_t s, c;
+        CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+        CUDA_TRY(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking), "cudaStreamCreate");
+        rt->local[i].stream = s;
+        rt->local[i].ctl_stream = c;
+    }
+    /* ranks of one process's GPUs store straight into each other's memory */
+    for (int i = 0; i < rt->nlocal; i++)
+        for (int j = 0; j < rt->nlocal; j++) {
+            if (i == j) continue;
+            int can = 0, d = rt->local[i].device, peer = rt->local[j].device;
+            CUDA_TRY(cudaDeviceCanAccessPeer(&can, d, peer), "cudaDeviceCanAccessPeer");
+            if (!can)
+                return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED,
+                                    "device %d cannot reach device %d by peer access", d, peer);
+            CUDA_TRY(cudaSetDevice(d), "cudaSetDevice");
+            cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+            else if (e != cudaSuccess) {
+                cudaGetLastError();
+                return GCOMMI_ERROR(GCOMM_ERR_CUDA, "peer access %d -> %d: %s", d, peer,
+                                    cudaGetErrorString(e));
+            }
+        }
+    return GCOMM_SUCCESS;
+}
+
+void gcommi_rt_release(void)
+{
+    gcommi_rt_t *rt = &gcommi_rt;
+    for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
+        if (rt->seg_map[g].view) cudaIpcCloseMemHandle(rt->seg_map[g].view);
+        for (int r = 0; r < GCOMMI_MAX_REGIONS; r++)
+            if (rt->region_map[g][r].view) cudaIpcCloseMemHandle(rt->region_map[g][r].view);
+    }
+    memset(rt->seg_map, 0, sizeof(rt->seg_map));
+    memset(rt->region_map, 0, sizeof(rt->region_map));
+    for (int i = 0; i < rt->nlocal; i++) {
+        gcommi_local_gpu_t *l = &rt->local[i];
+        cudaSetDevice(l->device);
+        for (int r = 0; r < GCOMMI_MAX_REGIONS; r++)
+            if (l->regions[r].size && !l->user_owned[r])
+                cudaFree((void *)(uintptr_t)l->regions[r].base);
+        if (l->seg) cudaFree(l->seg);
+        if (l->param_dev) cudaFree(l->param_dev);
+        if (l->stream) cudaStreamDestroy((cudaStream_t)l->stream);
+        if (l->ctl_stream) cudaStreamDestroy((cudaStream_t)l->ctl_stream);
+        memset(l, 0, sizeof(*l));
+    }
+    cudaGetLastError();
+    rt->nlocal = 0;
+}
