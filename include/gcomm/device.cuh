@@ -39,7 +39,11 @@
  *   data is visible at the target after gcomm_win_flush (or with the notification of a *_notify
  *   operation, which is published only after its data).
  * - Notifications are matched in order of arrival; wildcards GCOMM_ANY_WIN, GCOMM_ANY_SOURCE,
- *   GCOMM_ANY_TAG. Tags are 0 .. INT_MAX.
+ *   GCOMM_ANY_TAG. Tags are 0 .. GCOMM_TAG_UB (a notification is one 64-bit word).
+ * - Every call begins with a block barrier, so data the block wrote just before a put is sent.
+ * - A rank whose notifications to one target are GCOMM_QUEUE_DEPTH ahead of what the target has
+ *   taken waits for credit (and meanwhile takes in its own notifications); a rank holds at most
+ *   GCOMM_PENDING_MAX notifications that match none of its waits, then its senders wait.
  * - Every function returns GCOMM_SUCCESS or a GCOMM_ERR_* code (gcomm/status.h). Errors (an
  *   access outside a window, a bad rank or tag) write nothing, are reported to the host with rank,
  *   window and offset, and make gcomm_launch return the error; every rank's waits then return
@@ -73,6 +77,7 @@ typedef enum { GCOMM_COMM_WORLD = 0, GCOMM_COMM_DEVICE = 1 } gcomm_comm_t;
 #define GCOMM_ANY_SOURCE (-1)
 #define GCOMM_ANY_TAG (-1)
 #define GCOMM_ANY_WIN (-1)
+#define GCOMM_TAG_UB 1048575 /* largest tag */
 
 /* Per-block state; declare it __shared__. Its fields are internal: the launch parameter's hot
  * fields and the rank's queue positions live here, in shared memory, because global loads on the
@@ -88,7 +93,12 @@ typedef struct {
     uint32_t depth, pending_cap;
     uint32_t lane_next[GCOMMI_MAX_GPUS];      /* entries consumed per lane */
     uint32_t lane_returned[GCOMMI_MAX_GPUS];  /* ... and returned as credit */
-    uint32_t npending;
+    uint32_t npending, pending_head;          /* held notifications: a ring (notif.h) */
+    /* the last window entries resolved: (window, target) -> address and size; a window's entries
+     * do not change while it lives */
+    int32_t rcache_win[2], rcache_target[2];
+    char *rcache_addr[2];
+    uint64_t rcache_size[2];
     int32_t rank, world_size, gpu, local_rank, nlocal, ngpus, proc;
     uint32_t wins_used[GCOMMI_NCOMMS];
     int32_t status;                           /* thread 0's result, read by the block */

@@ -3,8 +3,8 @@
  * Per launch: agree on the ranks (blocks per GPU, checked against what can be resident at once),
  * lay out and (re)allocate each GPU's runtime segment, exchange segment and region handles and
  * map other processes' memory (CUDA IPC, cached), fill and upload each GPU's parameter, zero the
- * segments, wait until every process has, launch cooperatively, wait for the end (stopping the
- * kernels if they outlive the timeout), and turn device-side errors and wait reports into one
+ * segments, wait until every process has, launch cooperatively, wait for the end, and turn
+ * device-side errors and wait reports into one
  * status that every process returns. */
 #include <cuda_runtime_api.h>
 #include <stddef.h>
@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "gcomm/detail/notif.h"
 #include "rma/runtime.h"
 
 #define CUDA_TRY(call, what)                                                                   \
@@ -84,7 +85,7 @@ static void layout_segment(gcommi_param_t *p, int maxlocal)
     p->off_consumed = off;
     off = round_up(off + W * sizeof(uint32_t), 256);
     p->off_ring = off;
-    off = round_up(off + (size_t)maxlocal * p->ngpus * p->depth * sizeof(gcommi_notif_t), 256);
+    off = round_up(off + (size_t)maxlocal * p->ngpus * p->depth * sizeof(uint64_t), 256);
     p->priv_stride = round_up(sizeof(gcommi_priv_t) + p->pending_cap * sizeof(gcommi_notif_t), 128);
     p->off_priv = off;
     off = round_up(off + (size_t)maxlocal * p->priv_stride, 256);
@@ -234,13 +235,6 @@ static int launch_status(const gpu_result_t *res, int ngpus)
     return GCOMM_SUCCESS;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 int gcomm_launch(const gcomm_launch_t *launch)
 {
     GCOMMI_API_ENTRY();
@@ -302,6 +296,7 @@ int gcomm_launch(const gcomm_launch_t *launch)
     base.size = sizeof(gcommi_param_t);
     base.ngpus = rt->ngpus;
     base.depth = pow2_at_least(cfg->queue_depth > 1 ? cfg->queue_depth : 2);
+    if (base.depth > GCOMMI_DEPTH_MAX) base.depth = GCOMMI_DEPTH_MAX;
     base.pending_cap = (uint32_t)(cfg->pending_max > 1 ? cfg->pending_max : 1);
     base.log_level = 0;
     base.launch_id = ++rt->launches;
@@ -315,6 +310,11 @@ int gcomm_launch(const gcomm_launch_t *launch)
             if (b > maxlocal) maxlocal = b;
         }
     base.world_size = base.rank_base[rt->ngpus];
+    if (base.world_size > GCOMMI_SOURCE_MAX) {
+        st = GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "%d ranks in the job; a notification names at "
+                          "most %d", base.world_size, GCOMMI_SOURCE_MAX);
+        goto out;
+    }
     layout_segment(&base, maxlocal);
 
     /* 2. segments large enough for this launch */
@@ -424,10 +424,10 @@ int gcomm_launch(const gcomm_launch_t *launch)
         launched = i + 1;
     }
 
-    /* 6. wait; past the timeout (plus grace) stop the kernels through their abort words */
+    /* 6. wait. The kernels' own waits time out (GCOMM_TIMEOUT_MS) and stop every GPU's ranks, so
+     * the host only sleeps here; a kernel may legitimately compute for as long as it likes. */
     {
-        double start = now_s(), limit = (double)cfg->timeout_ms * 1e-3 + 5.0, nap = 20e-6;
-        int stopped = 0;
+        double nap = 20e-6;
         for (;;) {
             int busy = 0;
             for (int i = 0; i < launched; i++) {
@@ -435,26 +435,6 @@ int gcomm_launch(const gcomm_launch_t *launch)
                 if (cudaStreamQuery((cudaStream_t)rt->local[i].stream) == cudaErrorNotReady) busy = 1;
             }
             if (!busy) break;
-            double t = now_s() - start;
-            if (t > limit && !stopped) {
-                uint32_t code = (uint32_t)(-GCOMM_ERR_TIMEOUT);
-                GCOMM_LOG_ERROR("rma", "the kernel runs %.1f s past GCOMM_TIMEOUT_MS without "
-                                "returning; stopping its waits", t - limit + 5.0);
-                for (int i = 0; i < launched; i++) {
-                    gcommi_local_gpu_t *l = &rt->local[i];
-                    cudaSetDevice(l->device);
-                    cudaMemcpyAsync(l->seg + base.off_ctrl + offsetof(gcommi_ctrl_t, abort), &code,
-                                    sizeof(code), cudaMemcpyHostToDevice,
-                                    (cudaStream_t)l->ctl_stream);
-                    cudaStreamSynchronize((cudaStream_t)l->ctl_stream);
-                }
-                stopped = 1;
-                start = now_s();
-            } else if (t > limit && stopped) {
-                st = GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the kernel does not return even after its "
-                                  "waits were stopped (a loop outside gcomm calls?)");
-                goto out; /* the kernel still runs: nothing below is safe */
-            }
             struct timespec ts = {0, (long)(nap * 1e9)};
             nanosleep(&ts, NULL);
             if (nap < 1e-3) nap *= 2;

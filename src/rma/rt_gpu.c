@@ -32,11 +32,9 @@ int gcommi_rt_gpu_setup(gcommi_rt_t *rt)
             return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "device %d does not exist (%d visible)", d,
                                 visible);
         CUDA_TRY(cudaSetDevice(d), "cudaSetDevice");
-        cudaStream_t s, c;
+        cudaStream_t s;
         CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-        CUDA_TRY(cudaStreamCreateWithFlags(&c, cudaStreamNonBlocking), "cudaStreamCreate");
         rt->local[i].stream = s;
-        rt->local[i].ctl_stream = c;
     }
     /* ranks of one process's GPUs store straight into each other's memory */
     for (int i = 0; i < rt->nlocal; i++)
@@ -78,7 +76,6 @@ void gcommi_rt_release(void)
         if (l->seg) cudaFree(l->seg);
         if (l->param_dev) cudaFree(l->param_dev);
         if (l->stream) cudaStreamDestroy((cudaStream_t)l->stream);
-        if (l->ctl_stream) cudaStreamDestroy((cudaStream_t)l->ctl_stream);
         memset(l, 0, sizeof(*l));
     }
     cudaGetLastError();

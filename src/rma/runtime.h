@@ -39,7 +39,6 @@ typedef struct {
     uint64_t seg_serial;
     gcommi_param_t *param_dev;                    /* device copy of the launch parameter */
     void *stream;                                 /* cudaStream_t of launches */
-    void *ctl_stream;                             /* cudaStream_t for stopping a running launch */
 } gcommi_local_gpu_t;
 
 typedef struct {

@@ -16,6 +16,33 @@ static gcommi_notif_t mk(int src, int tag, int win)
     return n;
 }
 
+static void test_packing(void)
+{
+    gcommi_notif_t n;
+    /* extremes of every field, and the seq wrapping at 2^16 */
+    gcommi_notif_unpack(gcommi_notif_pack(0xffffu, GCOMMI_SOURCE_MAX, GCOMMI_TAG_MAX, 63), &n);
+    TEST_CHECK(n.seq == 0 && n.source == GCOMMI_SOURCE_MAX && n.tag == GCOMMI_TAG_MAX &&
+               n.win == 63, "extremes: seq %u source %d tag %d win %d", n.seq, n.source, n.tag,
+               n.win);
+    gcommi_notif_unpack(gcommi_notif_pack(41, 0, 0, GCOMMI_WIN_VOID), &n);
+    TEST_CHECK(n.seq == 42 && n.source == 0 && n.tag == 0 && n.win == GCOMMI_WIN_VOID,
+               "void entry");
+    /* a ring slot written one lap earlier never looks current */
+    uint64_t ring[8] = {0};
+    gcommi_notif_t out;
+    gcommi_lane_publish(ring, 8, 3, 7, 9, 1, 1);
+    TEST_CHECK(gcommi_lane_poll(ring, 8, 3, &out, 1) == 1 && out.source == 7 && out.tag == 9,
+               "slot 3 published");
+    TEST_CHECK(gcommi_lane_poll(ring, 8, 11, &out, 1) == 0, "slot 11 (same place) not yet");
+    TEST_CHECK(gcommi_lane_poll(ring, 8, 4, &out, 1) == 0, "slot 4 not yet");
+    for (uint32_t slot = 65530; slot < 65545; slot++) { /* across the 16-bit wrap */
+        gcommi_lane_publish(ring, 8, slot, 1, (int)slot & 0xff, 2, 1);
+        TEST_CHECK(gcommi_lane_poll(ring, 8, slot, &out, 1) == 1 && out.tag == ((int)slot & 0xff),
+                   "slot %u", slot);
+        TEST_CHECK(gcommi_lane_poll(ring, 8, slot + 8, &out, 1) == 0, "slot %u + 8", slot);
+    }
+}
+
 static void test_matching(void)
 {
     gcommi_notif_t l[8] = {mk(1, 5, 0), mk(2, 5, 0), mk(1, 6, 1), mk(3, 5, 0), mk(1, 5, 1)};
@@ -33,13 +60,45 @@ static void test_matching(void)
     TEST_CHECK(n == 1 && l[0].source == 1 && l[0].win == 1, "last one left");
 }
 
+/* The pending ring against the plain array version, under random pushes and takes. */
+static void test_plist(void)
+{
+    enum { CAP = 13 };
+    gcommi_notif_t ring[CAP], ref[CAP];
+    gcommi_plist_t l = {5, 0, CAP};
+    uint32_t nref = 0;
+    uint64_t rng = gcommt_seed(11);
+    long bad = 0;
+    for (int step = 0; step < 200000; step++) {
+        if (gcommt_rand_range(&rng, 0, 2) && l.n < CAP) {
+            gcommi_notif_t e = mk((int)gcommt_rand_range(&rng, 0, 3), (int)gcommt_rand_range(&rng, 0, 3), 0);
+            e.seq = (uint32_t)step;
+            gcommi_plist_push(ring, &l, &e);
+            ref[nref++] = e;
+        } else {
+            int src = gcommt_rand_range(&rng, 0, 4) == 0 ? GCOMMI_ANY : (int)gcommt_rand_range(&rng, 0, 3);
+            int tag = gcommt_rand_range(&rng, 0, 2) == 0 ? GCOMMI_ANY : (int)gcommt_rand_range(&rng, 0, 3);
+            uint32_t want = (uint32_t)gcommt_rand_range(&rng, 1, 4);
+            uint32_t c1 = gcommi_plist_count(ring, &l, GCOMMI_ANY, src, tag, want);
+            uint32_t c2 = gcommi_notif_count(ref, nref, GCOMMI_ANY, src, tag, want);
+            uint32_t t1 = gcommi_plist_take(ring, &l, GCOMMI_ANY, src, tag, want);
+            uint32_t t2 = gcommi_notif_take(ref, &nref, GCOMMI_ANY, src, tag, want);
+            bad += c1 != c2 || t1 != t2;
+        }
+        bad += l.n != nref;
+        for (uint32_t i = 0; i < nref && i < l.n; i++)
+            bad += gcommi_plist_at(ring, &l, i)->seq != ref[i].seq;
+    }
+    TEST_CHECK(bad == 0, "pending ring differs from the reference %ld times", bad);
+}
+
 #define PRODUCERS 4
 #define LANES 2
 #define DEPTH 8
 #define PENDING_CAP 16
 
 typedef struct {
-    gcommi_notif_t ring[LANES][DEPTH];
+    uint64_t ring[LANES][DEPTH];
     uint32_t tail[LANES];      /* per lane: producers' reservation counter */
     uint32_t consumed[LANES];  /* per lane: consumer's credit return */
     uint32_t *payload;         /* [PRODUCERS][count]: written before each notification */
@@ -135,7 +194,9 @@ static void test_threads(long count)
 int main(int argc, char **argv)
 {
     long count = argc > 1 ? atol(argv[1]) : 250000;
+    test_packing();
     test_matching();
+    test_plist();
     test_threads(count);
     return gcommt_finish("test_notif");
 }

@@ -111,6 +111,32 @@ GCOMM_HD_INLINE void gcommi_st_release(uint32_t *p, uint32_t v, int sys)
     else gcommi_st_release_gpu(p, v);
 }
 
+/* 64-bit words: a notification is one of them, written and read in one single-copy-atomic
+ * access. */
+GCOMM_HD_INLINE uint64_t gcommi_ld_relaxed64(const uint64_t *p, int sys)
+{
+#if defined(__CUDA_ARCH__)
+    uint64_t v;
+    if (sys) asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    else asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+#else
+    (void)sys;
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+GCOMM_HD_INLINE void gcommi_st_release64(uint64_t *p, uint64_t v, int sys)
+{
+#if defined(__CUDA_ARCH__)
+    if (sys) asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+    (void)sys;
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
 /* Fetch-and-add, relaxed: reservations of queue slots and barrier arrivals, whose ordering comes
  * from the fences and release/acquire pairs around them. */
 GCOMM_HD_INLINE uint32_t gcommi_fetch_add_gpu(uint32_t *p, uint32_t v)

@@ -51,10 +51,10 @@ static inline __device__ uint32_t *gcommi_ctx_consumed(const gcomm_context_t *ct
     return (uint32_t *)(ctx->seg[gpu] + ctx->off_consumed) + target;
 }
 
-static inline __device__ gcommi_notif_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu,
-                                                         int local, int src_gpu)
+static inline __device__ uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu, int local,
+                                                   int src_gpu)
 {
-    return (gcommi_notif_t *)(ctx->seg[gpu] + ctx->off_ring) +
+    return (uint64_t *)(ctx->seg[gpu] + ctx->off_ring) +
            ((int64_t)local * ctx->ngpus + src_gpu) * ctx->depth;
 }
 
@@ -131,6 +131,16 @@ static inline __device__ void gcommi_block_copy(void *dst, const void *src, size
     const char *s = (const char *)src;
     if (d == s || bytes == 0) return;
     const int tid = gcommi_tid(), nt = gcommi_nthreads();
+    if (bytes <= 8 && (((uintptr_t)d | (uintptr_t)s) & (bytes - 1)) == 0 &&
+        (bytes & (bytes - 1)) == 0) { /* a small aligned word: one store, not one per byte */
+        if (tid == 0) switch (bytes) {
+            case 1: *d = *s; break;
+            case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
+            case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
+            default: *(uint64_t *)d = *(const uint64_t *)s; break;
+            }
+        return;
+    }
     size_t head = 0, nvec = 0;
     if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) {
         head = (16 - ((uintptr_t)d & 15)) & 15;
@@ -203,6 +213,8 @@ GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->depth = p->depth;
         ctx->pending_cap = p->pending_cap;
         ctx->npending = 0;
+        ctx->pending_head = 0;
+        for (int c = 0; c < 2; c++) ctx->rcache_win[c] = GCOMM_WIN_NULL;
         for (int c = 0; c < GCOMMI_NCOMMS; c++) ctx->wins_used[c] = 0;
         ctx->status = st;
     }
@@ -375,6 +387,8 @@ GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
             ((volatile gcommi_win_entry_t *)gcommi_seg_win(p, g, id, me))->valid = 0;
         }
         ctx->wins_used[comm] &= ~(1u << (id % GCOMMI_MAX_WINS));
+        for (int c = 0; c < 2; c++)
+            if (ctx->rcache_win[c] == id) ctx->rcache_win[c] = GCOMM_WIN_NULL;
         ctx->status = st;
     }
     __syncthreads();
@@ -382,84 +396,138 @@ GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
     return ctx->status;
 }
 
-/* Address (as this GPU sees it) of [offset, offset + bytes) of target's part of a window, after
- * checking window, rank and bounds. Run by every thread; only thread 0 records a failure. */
-static inline __device__ int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                            size_t offset, size_t bytes, int op, char **addr,
-                                            int *target_world)
+/* Checks what an operation's arguments say without reading memory: window handle, rank range,
+ * tag. Run by every thread (same result everywhere); thread 0 records a failure. */
+static inline __device__ int gcommi_check_args(gcomm_context_t *ctx, int op, gcomm_win_t win,
+                                               int target, int notify, int tag, size_t offset,
+                                               size_t bytes)
 {
-    const gcommi_param_t *p = ctx->p;
-    const int t0 = gcommi_tid() == 0;
-    if (!gcommi_win_valid(ctx, win)) {
-        if (t0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, 0);
+    int st = GCOMM_SUCCESS;
+    if (!gcommi_win_valid(ctx, win)) st = GCOMM_ERR_WINDOW;
+    else if (target < 0 || target >= gcommi_comm_size(ctx, gcommi_win_comm(win))) st = GCOMM_ERR_RANK;
+    else if (notify && (tag < 0 || tag > GCOMMI_TAG_MAX)) st = GCOMM_ERR_TAG;
+    if (st && gcommi_tid() == 0) gcommi_fail(ctx, st, op, win, target, offset, bytes, 0);
+    return st;
+}
+
+/* Address (as this GPU sees it) of [offset, offset + bytes) of target's part of a window (a
+ * checked window and rank), after checking the bounds. Run by every thread; thread 0 records a
+ * failure. */
+static inline __device__ int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                            size_t offset, size_t bytes, int op, char **addr)
+{
+    /* a hit in the block's cache saves a global load (which misses the L1 after any fence) */
+    int c = (target & 1);
+    char *base;
+    uint64_t size;
+    int valid = 1;
+    if (ctx->rcache_win[c] == win && ctx->rcache_target[c] == target) {
+        base = ctx->rcache_addr[c];
+        size = ctx->rcache_size[c];
+    } else {
+        const gcommi_param_t *p = ctx->p;
+        const gcommi_win_entry_t *e = gcommi_seg_win(p, ctx->gpu, win, target);
+        valid = e->valid;
+        size = e->size;
+        if (e->proc == ctx->proc) /* same process: the owner's address works here */
+            base = (char *)(uintptr_t)e->addr;
+        else
+            base = p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]);
+        __syncthreads(); /* every thread has read the cache before thread 0 changes it */
+        if (gcommi_tid() == 0 && valid) {
+            ctx->rcache_win[c] = win;
+            ctx->rcache_target[c] = target;
+            ctx->rcache_addr[c] = base;
+            ctx->rcache_size[c] = size;
+        }
+    }
+    if (!valid || offset > size || bytes > size - offset) {
+        if (gcommi_tid() == 0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
         return GCOMM_ERR_WINDOW;
     }
-    int comm = gcommi_win_comm(win);
-    if (target < 0 || target >= gcommi_comm_size(ctx, comm)) {
-        if (t0) gcommi_fail(ctx, GCOMM_ERR_RANK, op, win, target, offset, bytes, 0);
-        return GCOMM_ERR_RANK;
-    }
-    const gcommi_win_entry_t *e = gcommi_seg_win(p, ctx->gpu, win, target);
-    uint64_t size = e->size;
-    if (!e->valid || offset > size || bytes > size - offset) {
-        if (t0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
-        return GCOMM_ERR_WINDOW;
-    }
-    if (e->proc == ctx->proc) /* same process: the owner's address works here */
-        *addr = (char *)(uintptr_t)e->addr + offset;
-    else
-        *addr = p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]) +
-                offset;
-    *target_world = gcommi_world_rank(ctx, comm, target);
+    *addr = base + offset;
     return GCOMM_SUCCESS;
 }
 
-/* Thread 0: moves newly published notifications of every lane into the rank's pending list (in
- * order of arrival) and returns credits that are due (in batches). Stops when the list is full:
- * the lanes then fill and producers wait (back-pressure). Returns how many were moved. With
- * `idle` it polls nothing and returns every credit not yet returned (the caller has nothing to
- * do but wait). */
-static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int idle)
+/* Thread 0: moves published notifications out of every lane. While *need > 0, those matching
+ * (win, source, tag) are consumed on the spot and counted down; void ones are dropped; the others
+ * are appended to the pending list (in order of arrival) until it is full: then the lanes fill
+ * and their producers wait for credit (back-pressure). need == NULL: everything is appended.
+ * Returns credits that are due (in batches) and how many entries left the lanes. */
+static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
+                                               uint32_t *need)
 {
-    gcommi_notif_t *pending = ctx->pending;
-    uint32_t n = ctx->npending, moved = 0;
-    for (int g = 0; g < ctx->ngpus; g++) {
+    gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
+    uint32_t moved = 0;
+    uint64_t head[GCOMMI_MAX_GPUS];
+    /* the heads of all lanes in flight at once: one memory latency per poll, not one per lane */
+#pragma unroll
+    for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
+        if (g < ctx->ngpus)
+            head[g] = gcommi_ld_relaxed64(
+                &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g)[ctx->lane_next[g] & (ctx->depth - 1)],
+                g != ctx->gpu);
+#pragma unroll
+    for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
+        if (g >= ctx->ngpus) break;
         const int sys = g != ctx->gpu;
-        gcommi_notif_t *ring = gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g);
+        uint64_t *ring = gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g);
         uint32_t next = ctx->lane_next[g], first = next;
-        if (!idle)
-            while (n < ctx->pending_cap &&
-                   gcommi_lane_poll(ring, ctx->depth, next, &pending[n], sys)) {
-                n++;
-                next++;
+        gcommi_notif_t e;
+        int hit = gcommi_lane_check(head[g], next, &e, sys);
+        while (hit) {
+            if (e.win == GCOMMI_WIN_VOID) {
+                /* dropped */
+            } else if (need && *need && gcommi_notif_matches(&e, win, source, tag)) {
+                (*need)--;
+            } else if (pl.n < pl.cap) {
+                gcommi_plist_push(ctx->pending, &pl, &e);
+            } else {
+                break; /* full: leave it in the lane */
             }
+            next++;
+            hit = gcommi_lane_poll(ring, ctx->depth, next, &e, sys);
+        }
         ctx->lane_next[g] = next;
         moved += next - first;
-        if (gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, idle)) {
+        if (gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, 0)) {
             gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next, sys);
             ctx->lane_returned[g] = next;
         }
     }
-    ctx->npending = n;
+    ctx->npending = pl.n;
     return moved;
 }
 
-/* Thread 0: posts a notification (window, this rank, tag) into target's queue, after everything
- * the block wrote before its last barrier. Waits for a credit when the lane is full. */
-static inline __device__ int gcommi_notify_t0(gcomm_context_t *ctx, gcomm_win_t win,
-                                              int target_world, int tag)
+/* Thread 0, idle: returns every credit not yet returned. */
+static inline __device__ void gcommi_return_credits(gcomm_context_t *ctx)
+{
+    for (int g = 0; g < ctx->ngpus; g++)
+        if (ctx->lane_next[g] != ctx->lane_returned[g]) {
+            gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), ctx->lane_next[g],
+                                      g != ctx->gpu);
+            ctx->lane_returned[g] = ctx->lane_next[g];
+        }
+}
+
+/* Thread 0: publishes (window, this rank, tag) in the slot reserved earlier in target's lane, once
+ * the lane has credit for it (`seen`: the consumed count loaded at reservation); everything the block wrote before its last barrier is visible to
+ * the target before the notification is. win = GCOMMI_WIN_VOID fills the slot with nothing. */
+static inline __device__ int gcommi_publish_t0(gcomm_context_t *ctx, int target_world,
+                                               uint32_t slot, uint32_t seen, int win, int tag)
 {
     int tgpu = gcommi_ctx_gpu_of_rank(ctx, target_world);
     const int sys = tgpu != ctx->gpu;
-    uint32_t slot = gcommi_lane_reserve(gcommi_ctx_tail(ctx, target_world));
     const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, target_world);
-    if (!gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
+    /* `seen`: the credit loaded when the slot was reserved (usually enough) */
+    if ((uint32_t)(slot - seen) >= ctx->depth &&
+        !gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
         uint64_t start = gcommi_now_ns();
         while (!gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
             /* Take in our own notifications meanwhile: two ranks that fill each other's
              * queues before either waits would otherwise wait for each other forever. */
-            gcommi_drain(ctx, 0);
-            gcommi_drain(ctx, 1);
+            gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
+            gcommi_return_credits(ctx);
             int st = gcommi_poll_check(ctx, start, GCOMMI_OP_NOTIFY, win, target_world);
             if (st) {
                 gcommi_report(ctx, GCOMMI_OP_NOTIFY, win, -1, tag, 0, 0, target_world);
@@ -469,94 +537,75 @@ static inline __device__ int gcommi_notify_t0(gcomm_context_t *ctx, gcomm_win_t 
         }
         gcommi_fence(sys); /* acquire the credit properly on this slow path */
     }
-    gcommi_notif_t *ring =
-        gcommi_ctx_ring(ctx, tgpu, target_world - ctx->rank_base[tgpu], ctx->gpu);
+    uint64_t *ring = gcommi_ctx_ring(ctx, tgpu, target_world - ctx->rank_base[tgpu], ctx->gpu);
     gcommi_lane_publish(ring, ctx->depth, slot, ctx->rank, tag, win, sys);
     return GCOMM_SUCCESS;
 }
 
-static inline __device__ int gcommi_check_tag(gcomm_context_t *ctx, int tag, int op, int win,
-                                              int target)
-{
-    if (tag >= 0) return GCOMM_SUCCESS;
-    if (gcommi_tid() == 0) gcommi_fail(ctx, GCOMM_ERR_TAG, op, win, target, 0, 0, 0);
-    return GCOMM_ERR_TAG;
-}
-
 /* ---- one-sided operations ---- */
+
+/* Every put and get: op PUT copies origin -> target window, GET the other way; with `notify` a
+ * notification (win, this rank, tag) follows the data into the target's queue. */
+static inline __device__ int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, int target,
+                                        size_t offset, size_t bytes, void *origin, int notify,
+                                        int tag)
+{
+    __syncthreads(); /* what the block wrote to the origin before the call goes */
+    const int t0 = gcommi_tid() == 0;
+    int st = gcommi_check_args(ctx, op, win, target, notify, tag, offset, bytes);
+    if (st) return st;
+    const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
+    /* the slot is reserved first: the atomic's latency passes while the window is looked up and
+     * the data move (a failure below publishes the slot void, so the lane never stalls) */
+    uint32_t slot = 0, seen = 0;
+    if (notify && t0) {
+        slot = gcommi_lane_reserve(gcommi_ctx_tail(ctx, tw));
+        seen = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, tw), 1); /* credit, early */
+    }
+    char *remote;
+    st = gcommi_resolve(ctx, win, target, offset, bytes, op, &remote);
+    if (st == GCOMM_SUCCESS) {
+        if (op == GCOMMI_OP_GET) gcommi_block_copy(origin, remote, bytes);
+        else gcommi_block_copy(remote, origin, bytes);
+    }
+    __syncthreads();
+    if (!notify) return st;
+    if (t0) {
+        int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
+        ctx->status = st ? st : pst;
+    }
+    __syncthreads();
+    return ctx->status;
+}
 
 GCOMMI_DEV int gcomm_put(gcomm_context_t *ctx, gcomm_win_t win, int target, size_t target_offset,
                          size_t bytes, const void *origin)
 {
-    __syncthreads(); /* what the block wrote to the origin before the call goes */
-    char *dst;
-    int tw;
-    int st = gcommi_resolve(ctx, win, target, target_offset, bytes, GCOMMI_OP_PUT, &dst, &tw);
-    if (st) return st;
-    gcommi_block_copy(dst, origin, bytes);
-    __syncthreads();
-    return GCOMM_SUCCESS;
+    return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 0, 0);
 }
 
 GCOMMI_DEV int gcomm_put_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                 size_t target_offset, size_t bytes, const void *origin, int tag)
 {
-    __syncthreads(); /* what the block wrote to the origin before the call goes */
-    char *dst;
-    int tw;
-    int st = gcommi_check_tag(ctx, tag, GCOMMI_OP_PUT, win, target);
-    if (st) return st;
-    st = gcommi_resolve(ctx, win, target, target_offset, bytes, GCOMMI_OP_PUT, &dst, &tw);
-    if (st) return st;
-    gcommi_block_copy(dst, origin, bytes);
-    __syncthreads();
-    if (gcommi_tid() == 0) ctx->status = gcommi_notify_t0(ctx, win, tw, tag);
-    __syncthreads();
-    return ctx->status;
+    return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 1,
+                      tag);
 }
 
 GCOMMI_DEV int gcomm_get(gcomm_context_t *ctx, gcomm_win_t win, int target, size_t target_offset,
                          size_t bytes, void *origin)
 {
-    __syncthreads(); /* what the block wrote to the origin before the call goes */
-    char *src;
-    int tw;
-    int st = gcommi_resolve(ctx, win, target, target_offset, bytes, GCOMMI_OP_GET, &src, &tw);
-    if (st) return st;
-    gcommi_block_copy(origin, src, bytes);
-    __syncthreads();
-    return GCOMM_SUCCESS;
+    return gcommi_rma(ctx, GCOMMI_OP_GET, win, target, target_offset, bytes, origin, 0, 0);
 }
 
 GCOMMI_DEV int gcomm_get_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                 size_t target_offset, size_t bytes, void *origin, int tag)
 {
-    __syncthreads(); /* what the block wrote to the origin before the call goes */
-    char *src;
-    int tw;
-    int st = gcommi_check_tag(ctx, tag, GCOMMI_OP_GET, win, target);
-    if (st) return st;
-    st = gcommi_resolve(ctx, win, target, target_offset, bytes, GCOMMI_OP_GET, &src, &tw);
-    if (st) return st;
-    gcommi_block_copy(origin, src, bytes);
-    __syncthreads();
-    if (gcommi_tid() == 0) ctx->status = gcommi_notify_t0(ctx, win, tw, tag);
-    __syncthreads();
-    return ctx->status;
+    return gcommi_rma(ctx, GCOMMI_OP_GET, win, target, target_offset, bytes, origin, 1, tag);
 }
 
 GCOMMI_DEV int gcomm_notify(gcomm_context_t *ctx, gcomm_win_t win, int target, int tag)
 {
-    char *dst;
-    int tw;
-    int st = gcommi_check_tag(ctx, tag, GCOMMI_OP_NOTIFY, win, target);
-    if (st) return st;
-    st = gcommi_resolve(ctx, win, target, 0, 0, GCOMMI_OP_NOTIFY, &dst, &tw);
-    if (st) return st;
-    __syncthreads();
-    if (gcommi_tid() == 0) ctx->status = gcommi_notify_t0(ctx, win, tw, tag);
-    __syncthreads();
-    return ctx->status;
+    return gcommi_rma(ctx, GCOMMI_OP_NOTIFY, win, target, 0, 0, NULL, 1, tag);
 }
 
 GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
@@ -576,7 +625,7 @@ static inline __device__ int gcommi_query(gcomm_context_t *ctx, gcomm_win_t win,
 {
     if (count < 0) return GCOMM_ERR_COUNT;
     if (win != GCOMM_ANY_WIN && !gcommi_win_valid(ctx, win)) return GCOMM_ERR_WINDOW;
-    if (tag < 0 && tag != GCOMM_ANY_TAG) return GCOMM_ERR_TAG;
+    if ((tag < 0 || tag > GCOMMI_TAG_MAX) && tag != GCOMM_ANY_TAG) return GCOMM_ERR_TAG;
     int comm = win == GCOMM_ANY_WIN ? GCOMM_COMM_WORLD : gcommi_win_comm(win);
     if (*source != GCOMM_ANY_SOURCE) {
         if (*source < 0 || *source >= gcommi_comm_size(ctx, comm)) return GCOMM_ERR_RANK;
@@ -585,39 +634,25 @@ static inline __device__ int gcommi_query(gcomm_context_t *ctx, gcomm_win_t win,
     return GCOMM_SUCCESS;
 }
 
-/* Thread 0 of wait (once = 0) and test (once = 1). A wait removes matches as they come, so it
- * can wait for more notifications than a rank can hold; a test removes nothing unless all
- * `count` are there (so a test for more than GCOMM_PENDING_MAX never succeeds). */
+/* Thread 0 of wait: matches held notifications first (they arrived first), then new ones as
+ * they come, consuming matches on the spot; so it can wait for more notifications than a rank
+ * can hold. */
 static inline __device__ int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int source,
-                                            int tag, int count, int once, int *flag)
+                                            int tag, int count)
 {
-    gcommi_notif_t *pending = ctx->pending;
     uint32_t need = (uint32_t)count, spins = 0;
     uint64_t start = 0;
-    for (;;) {
-        uint32_t n = ctx->npending;
-        if (n) {
-            if (!once) {
-                need -= gcommi_notif_take(pending, &n, win, source, tag, need);
-                ctx->npending = n;
-            } else if (gcommi_notif_count(pending, n, win, source, tag, need) == need) {
-                gcommi_notif_take(pending, &n, win, source, tag, need);
-                ctx->npending = n;
-                need = 0;
-            }
-        }
-        if (need == 0) {
-            *flag = 1;
-            return GCOMM_SUCCESS;
-        }
-        if (gcommi_drain(ctx, 0)) continue;
-        if (once) {
-            *flag = 0;
-            return GCOMM_SUCCESS;
-        }
+    if (ctx->npending && need) {
+        gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
+        need -= gcommi_plist_take(ctx->pending, &pl, win, source, tag, need);
+        ctx->pending_head = pl.head;
+        ctx->npending = pl.n;
+    }
+    while (need) {
+        if (gcommi_drain(ctx, win, source, tag, &need)) continue;
         /* nothing new: the clock, the abort word and the credits only now and then */
         if ((spins++ & 31) != 0) continue;
-        gcommi_drain(ctx, 1);
+        gcommi_return_credits(ctx);
         if (start == 0) start = gcommi_now_ns();
         int st = gcommi_poll_check(ctx, start, GCOMMI_OP_WAIT, win, -1);
         if (st) {
@@ -625,6 +660,22 @@ static inline __device__ int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t wi
             return st;
         }
     }
+    return GCOMM_SUCCESS;
+}
+
+/* Thread 0 of test: removes `count` matches only when all are there (so a test for more than
+ * GCOMM_PENDING_MAX never succeeds). */
+static inline __device__ int gcommi_test_t0(gcomm_context_t *ctx, gcomm_win_t win, int source,
+                                            int tag, int count)
+{
+    gcommi_drain(ctx, win, source, tag, NULL);
+    gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
+    if (gcommi_plist_count(ctx->pending, &pl, win, source, tag, (uint32_t)count) < (uint32_t)count)
+        return 0;
+    gcommi_plist_take(ctx->pending, &pl, win, source, tag, (uint32_t)count);
+    ctx->pending_head = pl.head;
+    ctx->npending = pl.n;
+    return 1;
 }
 
 GCOMMI_DEV int gcomm_wait_notifications(gcomm_context_t *ctx, gcomm_win_t win, int source,
@@ -636,10 +687,7 @@ GCOMMI_DEV int gcomm_wait_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
         return st;
     }
     __syncthreads();
-    if (gcommi_tid() == 0) {
-        int flag;
-        ctx->status = gcommi_wait_t0(ctx, win, source, tag, count, 0, &flag);
-    }
+    if (gcommi_tid() == 0) ctx->status = gcommi_wait_t0(ctx, win, source, tag, count);
     __syncthreads();
     return ctx->status;
 }
@@ -654,9 +702,9 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
     }
     __syncthreads();
     if (gcommi_tid() == 0) {
-        int f = 0;
-        ctx->status = gcommi_wait_t0(ctx, win, source, tag, count, 1, &f);
-        ctx->value = f;
+        int a = gcommi_aborted(ctx);
+        ctx->value = a ? 0 : gcommi_test_t0(ctx, win, source, tag, count);
+        ctx->status = a ? -a : GCOMM_SUCCESS;
     }
     __syncthreads();
     *flag = ctx->value;

@@ -1,10 +1,10 @@
 /* Notification lanes and matching, written once for the device library and host code (and
  * unit-tested on the CPU, tests/rma/test_notif.c).
  *
- * A lane is a ring of `depth` entries with many producers and one consumer (see rt.h). Producer:
- * reserve a slot, wait for credit, publish. Consumer: poll the entry at its read position; an
- * entry is valid when its seq equals position + 1, which no stale entry of an earlier lap can
- * hold. Matching runs over the rank's private pending list, in order of arrival, and removes the
+ * A lane is a ring of `depth` 64-bit entries with many producers and one consumer (see rt.h).
+ * Producer: reserve a slot, wait for credit, publish. Consumer: poll the entry at its read
+ * position; an entry is valid when its seq equals position + 1, which no stale entry of an earlier
+ * lap can hold. Matching runs over the rank's private pending list, in order of arrival, and removes the
  * entries it matches, keeping the order of the rest. */
 #ifndef GCOMM_DETAIL_NOTIF_H
 #define GCOMM_DETAIL_NOTIF_H
@@ -16,6 +16,33 @@
 #include "gcomm/detail/rt.h"
 
 #define GCOMMI_ANY (-1) /* wildcard value of window, source and tag queries */
+
+/* A published notification is one 64-bit word, written with one release store and read with one
+ * load, so a consumer never sees half of it: seq (16 bits: lane slot + 1, modulo 2^16; a stale
+ * entry of the previous lap differs by depth < 2^16), window (8), source rank (20), tag (20). */
+#define GCOMMI_TAG_BITS 20
+#define GCOMMI_SOURCE_BITS 20
+#define GCOMMI_WIN_BITS 8
+#define GCOMMI_TAG_MAX ((1 << GCOMMI_TAG_BITS) - 1)
+#define GCOMMI_SOURCE_MAX ((1 << GCOMMI_SOURCE_BITS) - 1)
+#define GCOMMI_DEPTH_MAX 32768
+/* The window value of a slot that carries nothing (its operation failed after the slot was
+ * reserved): consumers drop it. */
+#define GCOMMI_WIN_VOID ((1 << GCOMMI_WIN_BITS) - 1)
+
+GCOMM_HD_INLINE uint64_t gcommi_notif_pack(uint32_t slot, int32_t source, int32_t tag, int32_t win)
+{
+    return ((uint64_t)((slot + 1) & 0xffffu) << 48) | ((uint64_t)(win & 0xff) << 40) |
+           ((uint64_t)(source & GCOMMI_SOURCE_MAX) << 20) | (uint64_t)(tag & GCOMMI_TAG_MAX);
+}
+
+GCOMM_HD_INLINE void gcommi_notif_unpack(uint64_t w, gcommi_notif_t *out)
+{
+    out->seq = (uint32_t)(w >> 48);
+    out->win = (int32_t)((w >> 40) & 0xff);
+    out->source = (int32_t)((w >> 20) & GCOMMI_SOURCE_MAX);
+    out->tag = (int32_t)(w & GCOMMI_TAG_MAX);
+}
 
 /* ---- producer ---- */
 
@@ -29,52 +56,46 @@ GCOMM_HD_INLINE uint32_t gcommi_lane_reserve(uint32_t *tail)
  * `sys` when the consumer is on another GPU or the host. A relaxed load: the consumer read the
  * old entry before it released the credit, and our overwrite depends on the loaded value (a
  * store is never made visible speculatively); an acquire here would cost the latency of an L1
- * invalidation on every notification. */
+ * invalidation on every notification. Waiters that loop on it acquire with a fence. */
 GCOMM_HD_INLINE int gcommi_lane_has_credit(const uint32_t *consumed, uint32_t slot, uint32_t depth,
                                            int sys)
 {
     return (uint32_t)(slot - gcommi_ld_relaxed(consumed, sys)) < depth;
 }
 
-/* Writes the entry of `slot` and publishes it. The release covers every write the calling
- * thread has observed or made before (the payload, after the block's barrier): `sys` when the
- * consumer is on another GPU or the host, else the cheaper GPU scope. */
-GCOMM_HD_INLINE void gcommi_lane_publish(gcommi_notif_t *ring, uint32_t depth, uint32_t slot,
+/* Publishes the notification of `slot`. The release covers every write the calling thread has
+ * observed or made before (the payload, after the block's barrier): `sys` when the consumer is on
+ * another GPU or the host, else the cheaper GPU scope. */
+GCOMM_HD_INLINE void gcommi_lane_publish(uint64_t *ring, uint32_t depth, uint32_t slot,
                                          int32_t source, int32_t tag, int32_t win, int sys)
 {
-    gcommi_notif_t *e = &ring[slot & (depth - 1)];
-    gcommi_st_relaxed_sys((uint32_t *)&e->source, (uint32_t)source);
-    gcommi_st_relaxed_sys((uint32_t *)&e->tag, (uint32_t)tag);
-    gcommi_st_relaxed_sys((uint32_t *)&e->win, (uint32_t)win);
-    if (sys)
-        gcommi_st_release_sys(&e->seq, slot + 1);
-    else
-        gcommi_st_release_gpu(&e->seq, slot + 1);
+    gcommi_st_release64(&ring[slot & (depth - 1)], gcommi_notif_pack(slot, source, tag, win), sys);
 }
 
 /* ---- consumer ---- */
 
-/* Takes the entry at read position `next` when it has been published: returns 1 and fills *out,
- * else 0. The acquire (at system scope when the producers are on another GPU or the host) makes
- * the payload published with the entry visible to the caller (and, after a block barrier, to its
- * whole block). */
-GCOMM_HD_INLINE int gcommi_lane_poll(gcommi_notif_t *ring, uint32_t depth, uint32_t next,
-                                     gcommi_notif_t *out, int sys)
+/* The same for a word already loaded (a consumer loads the heads of all its lanes at once). */
+GCOMM_HD_INLINE int gcommi_lane_check(uint64_t w, uint32_t next, gcommi_notif_t *out, int sys)
 {
-    gcommi_notif_t *e = &ring[next & (depth - 1)];
-    /* poll relaxed (a miss costs one cache-bypassing load), acquire by a fence on a hit */
-    if (gcommi_ld_relaxed(&e->seq, sys) != next + 1) return 0;
+    if ((uint32_t)(w >> 48) != ((next + 1) & 0xffffu)) return 0;
     gcommi_fence(sys);
-    out->seq = next + 1;
-    out->source = (int32_t)gcommi_ld_relaxed_sys((const uint32_t *)&e->source);
-    out->tag = (int32_t)gcommi_ld_relaxed_sys((const uint32_t *)&e->tag);
-    out->win = (int32_t)gcommi_ld_relaxed_sys((const uint32_t *)&e->win);
+    gcommi_notif_unpack(w, out);
     return 1;
 }
 
+/* Takes the entry at read position `next` when it has been published: returns 1 and fills *out,
+ * else 0. Polls with a relaxed load (a miss costs one load) and acquires with a fence on a hit
+ * (at system scope when the producers are on another GPU or the host), which makes the payload
+ * published with the entry visible to the caller and, after a block barrier, to its block. */
+GCOMM_HD_INLINE int gcommi_lane_poll(uint64_t *ring, uint32_t depth, uint32_t next,
+                                     gcommi_notif_t *out, int sys)
+{
+    return gcommi_lane_check(gcommi_ld_relaxed64(&ring[next & (depth - 1)], sys), next, out, sys);
+}
+
 /* Returns credits to the producers of a lane: `next` entries consumed (a store into the source's
- * memory). Consumers return them in batches (see gcommi_lane_credit_due): a release at system
- * scope costs about a microsecond, too much to pay on every notification. */
+ * memory). Consumers return them in batches (see gcommi_lane_credit_due): a release costs a fence,
+ * too much to pay on every notification. */
 GCOMM_HD_INLINE void gcommi_lane_return_credit(uint32_t *consumed, uint32_t next, int sys)
 {
     gcommi_st_release(consumed, next, sys);
@@ -124,6 +145,70 @@ GCOMM_HD_INLINE uint32_t gcommi_notif_take(gcommi_notif_t *list, uint32_t *n, in
         kept++;
     }
     *n = kept;
+    return taken;
+}
+
+/* ---- the pending list: held notifications in order of arrival, a ring of `cap` entries ----
+ *
+ * Matching mostly takes the oldest entries, so removal shifts only the entries in front of the
+ * last one removed (towards the back) and then advances the head: taking the first entry costs
+ * O(1), not a move of the whole list. */
+
+typedef struct {
+    uint32_t head; /* ring index of the oldest entry */
+    uint32_t n;    /* entries held */
+    uint32_t cap;  /* ring size */
+} gcommi_plist_t;
+
+GCOMM_HD_INLINE gcommi_notif_t *gcommi_plist_at(gcommi_notif_t *ring, const gcommi_plist_t *l,
+                                                uint32_t i)
+{
+    uint32_t k = l->head + i;
+    return &ring[k >= l->cap ? k - l->cap : k];
+}
+
+/* Appends e; the caller has checked l->n < l->cap. */
+GCOMM_HD_INLINE void gcommi_plist_push(gcommi_notif_t *ring, gcommi_plist_t *l,
+                                       const gcommi_notif_t *e)
+{
+    *gcommi_plist_at(ring, l, l->n) = *e;
+    l->n++;
+}
+
+/* Matching entries, counting at most `limit`. */
+GCOMM_HD_INLINE uint32_t gcommi_plist_count(gcommi_notif_t *ring, const gcommi_plist_t *l,
+                                            int32_t win, int32_t source, int32_t tag,
+                                            uint32_t limit)
+{
+    uint32_t found = 0;
+    for (uint32_t i = 0; i < l->n && found < limit; i++)
+        if (gcommi_notif_matches(gcommi_plist_at(ring, l, i), win, source, tag)) found++;
+    return found;
+}
+
+/* Removes the first `want` matching entries, keeping the order of the others; returns how many
+ * were removed. */
+GCOMM_HD_INLINE uint32_t gcommi_plist_take(gcommi_notif_t *ring, gcommi_plist_t *l, int32_t win,
+                                           int32_t source, int32_t tag, uint32_t want)
+{
+    uint32_t taken = 0, last = 0;
+    for (uint32_t i = 0; i < l->n && taken < want; i++)
+        if (gcommi_notif_matches(gcommi_plist_at(ring, l, i), win, source, tag)) {
+            taken++;
+            last = i;
+        }
+    if (taken == 0) return 0;
+    /* [0, last] holds exactly the `taken` entries to remove: move the others back, behind it */
+    uint32_t w = last;
+    for (uint32_t i = last; i-- > 0;) {
+        gcommi_notif_t *e = gcommi_plist_at(ring, l, i);
+        if (gcommi_notif_matches(e, win, source, tag)) continue;
+        *gcommi_plist_at(ring, l, w) = *e;
+        w--;
+    }
+    l->head += taken;
+    if (l->head >= l->cap) l->head -= l->cap;
+    l->n -= taken;
     return taken;
 }
 

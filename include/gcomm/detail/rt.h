@@ -10,8 +10,8 @@
  * Notification queues: a rank's queue lives in its own GPU's segment and has one lane per source
  * GPU (ngpus lanes), each a ring of `depth` 16-byte entries. The ranks of one source GPU share the
  * lane: a producer reserves a slot with an atomic add on a counter in *its own* GPU's memory
- * (tail[target]), writes the entry into the target's ring and publishes it with a release store of
- * its sequence number. The consumer returns credits by storing how many entries of the lane it
+ * (tail[target]) and publishes the entry (one 64-bit word with its sequence number) into the
+ * target's ring with one release store. The consumer returns credits by storing how many entries of the lane it
  * has consumed into the source GPU's memory (consumed[target]); a producer whose slot is `depth`
  * or more ahead of that waits. Every producer step touches only its own GPU's memory except the
  * entry itself, so a notified put costs one one-way trip to the target. */
@@ -28,7 +28,7 @@
 #define GCOMMI_MAX_WINS 32     /* windows alive at once, per communicator */
 #define GCOMMI_NCOMMS 2        /* GCOMM_COMM_WORLD, GCOMM_COMM_DEVICE */
 
-/* One notification: 16 bytes. seq is the lane slot + 1 (0 never valid) and is written last. */
+/* One notification as matching sees it (the lanes carry it packed in 64 bits, notif.h). */
 typedef struct {
     uint32_t seq;
     int32_t source; /* world rank of the origin */
@@ -163,10 +163,10 @@ GCOMM_HD_INLINE uint32_t *gcommi_seg_consumed(const gcommi_param_t *p, int gpu, 
 }
 
 /* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory). */
-GCOMM_HD_INLINE gcommi_notif_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gpu,
-                                                int target_local, int src_gpu)
+GCOMM_HD_INLINE uint64_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gpu,
+                                          int target_local, int src_gpu)
 {
-    return (gcommi_notif_t *)(p->seg[target_gpu] + p->off_ring) +
+    return (uint64_t *)(p->seg[target_gpu] + p->off_ring) +
            ((int64_t)target_local * p->ngpus + src_gpu) * p->depth;
 }
 

@@ -1,0 +1,103 @@
+/* Host helpers shared by the stencil mini-apps (stencil_dcuda, hdiff_gcomm, hdiff_mpicuda): error
+ * checks that stop the program with file:line, a monotonic clock, medians, reproducible input
+ * values and option parsing. Host code only (the apps include it from .cu files). */
+#ifndef GCOMM_APPS_STENCIL_APP_UTIL_H
+#define GCOMM_APPS_STENCIL_APP_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+/* CTest's skip code: a GPU app exits with it when the machine has no usable GPU. */
+#define APP_SKIP 77
+
+/* Every CUDA call is checked: a failed one ends the program (exit 1) with what and where. */
+#define CUDA_CHECK(call)                                                                       \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,               \
+                    cudaGetErrorString(e_));                                                   \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+/* Same for gcomm host calls; the detail string says which argument or rank was wrong. */
+#define GCOMM_CHECK(call)                                                                      \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        if (rc_ != GCOMM_SUCCESS) {                                                            \
+            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,          \
+                    gcomm_error_string(rc_), gcomm_last_error_detail());                       \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static inline double app_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Median of n values (n >= 1); sorts v in place (n is a handful of repetitions). */
+static inline double app_median(double *v, int n)
+{
+    for (int a = 1; a < n; a++)
+        for (int b = a; b > 0 && v[b - 1] > v[b]; b--) {
+            double t = v[b];
+            v[b] = v[b - 1];
+            v[b - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A value in [0, 1) that depends only on the key: every process and the CPU reference build the
+ * same input from global indices, whatever the decomposition. Never exactly 0 (so a point the
+ * computation forgot stands out less often as "correct by accident"). */
+static inline double app_value01(uint64_t key)
+{
+    key += 0x9e3779b97f4a7c15ull;
+    key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
+    key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
+    key ^= key >> 31;
+    return ((double)(key >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* "--name value": stores the value in *out and advances *i; 1 if argv[*i] was this option. */
+static inline int app_opt_long(int argc, char **argv, int *i, const char *name, long *out)
+{
+    if (strcmp(argv[*i], name) != 0) return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "option %s needs a value\n", name);
+        exit(2);
+    }
+    char *end = NULL;
+    long v = strtol(argv[*i + 1], &end, 10);
+    if (end == argv[*i + 1] || *end != '\0') {
+        fprintf(stderr, "option %s: '%s' is not an integer\n", name, argv[*i + 1]);
+        exit(2);
+    }
+    *out = v;
+    (*i)++;
+    return 1;
+}
+
+/* Nonzero when the machine has at least one usable GPU. Checked before anything else touches
+ * CUDA or gcomm, so a machine without a GPU or driver gets a clean skip (exit 77). */
+static inline int app_have_gpu(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear the sticky "no driver" error */
+        return 0;
+    }
+    return n > 0;
+}
+
+#endif /* GCOMM_APPS_STENCIL_APP_UTIL_H */

@@ -1,0 +1,449 @@
+/* hdiff_gcomm: the dCUDA paper's stencil mini-app (COSMO horizontal diffusion, four dependent
+ * stencils per iteration; the mathematics and the exchange pattern are in hdiff_common.h) written
+ * the dCUDA way on gcomm: ONE kernel runs every iteration; every thread block is a rank that owns
+ * a slab of j-lines (all i, all k) and exchanges its halos with its j-neighbours by notified puts
+ * from device code. The MPI-CUDA twin is hdiff_mpicuda.cu; both verify against the same serial
+ * reference.
+ *
+ * Decomposition: 1-D in j over all ranks of all GPUs. GPU g holds the global lines
+ * g*nj .. (g+1)*nj - 1 (nj = --nj, per GPU) in arrays allocated on it, with one halo line on each
+ * side of every k-level; its ranks split those lines as evenly as possible (--nj need not be a
+ * multiple of the rank count). Each rank uses pointers shifted to its first halo line, so its
+ * part of every array starts at its left halo line of level 0, and its window spans up to its
+ * right halo line of the last level. As in the paper ("the windows of neighboring shared memory
+ * ranks overlap and data movements only take place between distributed memory ranks"), windows
+ * of ranks of one GPU overlap: a rank's halo line IS the neighbour's boundary line, and a put
+ * between them has source == target, so gcomm copies nothing and only notifies. Between GPUs
+ * (and across the periodic seam), the put copies the line into the neighbour GPU's halo line.
+ *
+ * A halo is nk lines (one per k-level, the layout is i, j, k): each is one gcomm_put (the paper's
+ * dCUDA variant also sends "26 separate 1kB messages (one per vertical layer)"), then one flush
+ * and ONE notification for the whole halo. One notification per halo (rather than a put_notify
+ * per level) also keeps two neighbours that send each other many levels from filling each other's
+ * notification lanes while neither is waiting (the lanes hold GCOMM_QUEUE_DEPTH entries).
+ *
+ * Why it is race-free without barriers (every hazard is ordered by a notification the writer
+ * waited for): a rank starts iteration t+1 only after its neighbours' out halos of iteration t
+ * arrived, i.e. after both neighbours finished phase 3 of t, so its writes of t+1 (its own lap,
+ * fly and out lines, which are its neighbours' halo lines, and its puts into their halos) cannot
+ * overtake a neighbour still reading them in iteration t. The in/out arrays alternate (the out
+ * window of t is the in window of t+1), like the paper's Fig. 2 program.
+ *
+ * Usage: hdiff_gcomm [--ni N] [--nj N] [--nk N] [--steps N] [--blocks-per-gpu N] [--threads N]
+ *                    [--reps N] [--check 0|1]      (defaults: the paper's 128 x 320 x 26 per GPU)
+ * Exit: 0 verified (or --check 0), 1 wrong result or error, 77 no GPU. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcomm/device.cuh"
+#include "gcomm/gcomm.h"
+
+#include "app_util.h"
+#include "hdiff_common.h"
+
+/* Tags say which halo of the target the data lands in (with two ranks, or one, the left and
+ * right neighbour are the same rank and only the tag tells the two out halos apart). */
+#define TAG_FROM_LEFT 1  /* fills the target's left halo line (0) */
+#define TAG_FROM_RIGHT 2 /* fills the target's right halo line (nj + 1) */
+
+typedef struct {
+    unsigned long long start, end;
+} hd_clock_t;
+
+static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* First own line (in the GPU's numbering, 0-based, halo excluded) of local rank r of n. */
+static __device__ __forceinline__ long part_first(int r, int n, long nj_gpu)
+{
+    return (long)r * nj_gpu / n;
+}
+
+/* Sends line src_line of every level of src (this rank's part of an array) to line target_line
+ * of the target's part of window win, then one notification with `tag`. Block-collective. The
+ * flush makes the puts' data visible at the target before the notification is posted. */
+static __device__ int halo_put(gcomm_context_t *ctx, gcomm_win_t win, int target, long target_line,
+                               const double *src, long src_line, hd_layout_t L, int tag)
+{
+    const size_t line_bytes = (size_t)L.ni * sizeof(double);
+    for (int k = 0; k < L.nk; k++) {
+        int rc = gcomm_put(ctx, win, target, hd_at(L, 0, target_line, k) * sizeof(double),
+                           line_bytes, src + hd_at(L, 0, src_line, k));
+        if (rc != GCOMM_SUCCESS) return rc;
+    }
+    int rc = gcomm_win_flush(ctx, win);
+    if (rc != GCOMM_SUCCESS) return rc;
+    return gcomm_notify(ctx, win, target, tag);
+}
+
+/* The whole mini-app: `steps` iterations of the four stencils and three halo exchanges.
+ * L is the layout of the GPU's arrays (L.lines = nj per GPU + 2). */
+__global__ void hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap,
+                             double *flx, double *fly, const double *coeff, hd_layout_t L,
+                             int steps, hd_clock_t *clk)
+{
+    __shared__ gcomm_context_t ctx;
+    gcomm_init(param, &ctx);
+    int rank, size, lrank, lsize;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_DEVICE, &lsize);
+
+    /* This rank's lines, and the left neighbour's count (it decides where that neighbour's right
+     * halo line is). Every GPU is split the same way, so the left neighbour across a GPU
+     * boundary (or the periodic seam) is local rank lsize - 1 of its GPU. */
+    const long nj_gpu = L.lines - 2;
+    const long first = part_first(lrank, lsize, nj_gpu);
+    const long nj = part_first(lrank + 1, lsize, nj_gpu) - first;
+    const int lprev = (lrank + lsize - 1) % lsize;
+    const long nj_left = part_first(lprev + 1, lsize, nj_gpu) - part_first(lprev, lsize, nj_gpu);
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+
+    /* Rank-local pointers: line 0 is this rank's left halo line (the GPU's line `first`). */
+    const size_t shift = (size_t)first * (size_t)L.ni;
+    in += shift;
+    out += shift;
+    lap += shift;
+    flx += shift;
+    fly += shift;
+    coeff += shift;
+
+    /* Windows on the arrays whose halos are exchanged: from the left halo line of level 0 to the
+     * right halo line of the last level. flx needs none (i is not decomposed). */
+    const size_t wbytes = (hd_at(L, 0, nj + 1, L.nk - 1) + (size_t)L.ni) * sizeof(double);
+    gcomm_win_t win, wout, wlap, wfly;
+    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, in, wbytes, &win);
+    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, out, wbytes, &wout);
+    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, lap, wbytes, &wlap);
+    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, fly, wbytes, &wfly);
+
+    const size_t own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
+
+    /* The clock covers the iterations only: every rank has started and created its windows. */
+    gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
+    if (lrank == 0 && threadIdx.x == 0) clk->start = globaltimer_ns();
+
+    for (int s = 0; s < steps; s++) {
+        int i;
+        /* phase 1: laplacian; reads in on lines 0 .. nj+1 (own and input halos) */
+        for (size_t e = threadIdx.x; e < own; e += blockDim.x) {
+            size_t c = hd_own_point(L, 1, nj, e, &i);
+            lap[c] = hd_lap(in, c, i, L.ni);
+        }
+        __syncthreads(); /* the puts copy lines other threads wrote */
+        if (halo_put(&ctx, wlap, left, nj_left + 1, lap, 1, L, TAG_FROM_RIGHT) != GCOMM_SUCCESS)
+            break;
+        if (gcomm_wait_notifications(&ctx, wlap, right, TAG_FROM_RIGHT, 1) != GCOMM_SUCCESS) break;
+
+        /* phase 2: fluxes; fly reads lap and in on line nj+1 (just received / input halo) */
+        for (size_t e = threadIdx.x; e < own; e += blockDim.x) {
+            size_t c = hd_own_point(L, 1, nj, e, &i);
+            flx[c] = hd_flx(in, lap, c, i, L.ni);
+            fly[c] = hd_fly(in, lap, c, L.ni);
+        }
+        __syncthreads();
+        if (halo_put(&ctx, wfly, right, 0, fly, nj, L, TAG_FROM_LEFT) != GCOMM_SUCCESS) break;
+        if (gcomm_wait_notifications(&ctx, wfly, left, TAG_FROM_LEFT, 1) != GCOMM_SUCCESS) break;
+
+        /* phase 3: output; reads fly on line 0 (just received) */
+        for (size_t e = threadIdx.x; e < own; e += blockDim.x) {
+            size_t c = hd_own_point(L, 1, nj, e, &i);
+            out[c] = hd_out(in, coeff, flx, fly, c, i, L.ni);
+        }
+        __syncthreads();
+        /* out's boundary lines are the next iteration's input halos of both neighbours */
+        if (halo_put(&ctx, wout, left, nj_left + 1, out, 1, L, TAG_FROM_RIGHT) != GCOMM_SUCCESS)
+            break;
+        if (halo_put(&ctx, wout, right, 0, out, nj, L, TAG_FROM_LEFT) != GCOMM_SUCCESS) break;
+        if (gcomm_wait_notifications(&ctx, wout, right, TAG_FROM_RIGHT, 1) != GCOMM_SUCCESS) break;
+        if (gcomm_wait_notifications(&ctx, wout, left, TAG_FROM_LEFT, 1) != GCOMM_SUCCESS) break;
+
+        double *t = in;
+        in = out;
+        out = t;
+        gcomm_win_t w = win;
+        win = wout;
+        wout = w;
+    }
+    /* (after an error every rank leaves the loop: the launch is stopped and waits return the
+     * error; gcomm_launch reports the cause with rank, window and offset) */
+
+    gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
+    if (lrank == 0 && threadIdx.x == 0) clk->end = globaltimer_ns();
+
+    gcomm_win_free(&ctx, &wfly);
+    gcomm_win_free(&ctx, &wlap);
+    gcomm_win_free(&ctx, &wout);
+    gcomm_win_free(&ctx, &win);
+    gcomm_finish(&ctx);
+}
+
+/* ---- host ---- */
+
+typedef struct {
+    long ni, nj, nk, steps, blocks, threads, reps, check;
+} options_t;
+
+static void usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s [--ni N] [--nj N] [--nk N] [--steps N] [--blocks-per-gpu N] [--threads N]\n"
+            "          [--reps N] [--check 0|1]\n"
+            "  --ni, --nj, --nk  domain per GPU (default 128 x 320 x 26, the paper's); j is split\n"
+            "  --steps           iterations (default 100)\n"
+            "  --blocks-per-gpu  ranks per GPU; 0: as many as are resident, at most nj\n"
+            "                    (default 0)\n"
+            "  --threads         threads per block (default 128)\n"
+            "  --reps            timed launches after one warm-up, median reported (default 3)\n"
+            "  --check           compare with the serial CPU reference (default 1)\n",
+            prog);
+}
+
+static void parse(int argc, char **argv, options_t *o)
+{
+    o->ni = 128;
+    o->nj = 320;
+    o->nk = 26;
+    o->steps = 100;
+    o->blocks = 0;
+    o->threads = 128;
+    o->reps = 3;
+    o->check = 1;
+    for (int i = 1; i < argc; i++) {
+        if (app_opt_long(argc, argv, &i, "--ni", &o->ni) ||
+            app_opt_long(argc, argv, &i, "--nj", &o->nj) ||
+            app_opt_long(argc, argv, &i, "--nk", &o->nk) ||
+            app_opt_long(argc, argv, &i, "--steps", &o->steps) ||
+            app_opt_long(argc, argv, &i, "--blocks-per-gpu", &o->blocks) ||
+            app_opt_long(argc, argv, &i, "--threads", &o->threads) ||
+            app_opt_long(argc, argv, &i, "--reps", &o->reps) ||
+            app_opt_long(argc, argv, &i, "--check", &o->check))
+            continue;
+        usage(argv[0]);
+        exit(strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? 0 : 2);
+    }
+    const char *bad = NULL;
+    if (o->ni < 2 || o->ni > (1 << 30)) bad = "--ni must be 2 .. 2^30";
+    else if (o->nj < 1) bad = "--nj must be at least 1";
+    else if (o->nk < 1 || o->nk > (1 << 30)) bad = "--nk must be 1 .. 2^30";
+    else if (o->steps < 0 || o->steps > 2147483647L) bad = "--steps must be 0 .. INT_MAX";
+    else if (o->blocks < 0) bad = "--blocks-per-gpu must not be negative";
+    else if (o->blocks > o->nj)
+        bad = "--blocks-per-gpu must not exceed --nj (a rank owns >= 1 line)";
+    else if (o->threads < 1 || o->threads > 1024) bad = "--threads must be 1..1024";
+    else if (o->reps < 1) bad = "--reps must be at least 1";
+    if (bad) {
+        fprintf(stderr, "%s\n", bad);
+        exit(2);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    parse(argc, argv, &o);
+    if (!app_have_gpu()) {
+        printf("hdiff_gcomm: no usable GPU (cudaGetDeviceCount), skipped\n");
+        return APP_SKIP;
+    }
+    GCOMM_CHECK(gcomm_init());
+    int ngpus = 0, dev[GCOMM_MAX_GPUS];
+    GCOMM_CHECK(gcomm_local_devices(&ngpus, dev));
+    if (ngpus == 0) {
+        printf("hdiff_gcomm: gcomm drives no GPU, skipped\n");
+        GCOMM_CHECK(gcomm_finalize());
+        return APP_SKIP;
+    }
+    const void *kernel = gcomm_kernel(hdiff_kernel);
+    if (kernel == NULL) {
+        fprintf(stderr, "hdiff_gcomm: the CUDA runtime does not know the kernel\n");
+        return 1;
+    }
+    /* 0: as many ranks as are resident at once on the smallest GPU (they wait for each other),
+     * but at least one line each. */
+    int blocks = (int)o.blocks;
+    if (blocks == 0) {
+        blocks = 1 << 30;
+        for (int g = 0; g < ngpus; g++) {
+            int b = 0;
+            GCOMM_CHECK(gcomm_launch_max_blocks(kernel, (int)o.threads, 0, g, &b));
+            if (b < blocks) blocks = b;
+        }
+        if (blocks > o.nj) blocks = (int)o.nj;
+    }
+
+    const long nj_global = o.nj * ngpus;
+    hd_layout_t Lg; /* one GPU's arrays */
+    Lg.ni = (int)o.ni;
+    Lg.nk = (int)o.nk;
+    Lg.lines = o.nj + 2;
+    const size_t gpu_elems = hd_plane(Lg) * (size_t)o.nk, gpu_bytes = gpu_elems * sizeof(double);
+    printf("hdiff_gcomm (horizontal diffusion, one kernel, notified puts): %d GPU(s) x %d ranks "
+           "of %ld threads; domain %ld x %ld x %ld (ni x nj x nk, %ld x %ld x %ld per GPU), "
+           "%ld steps\n",
+           ngpus, blocks, o.threads, o.ni, nj_global, o.nk, o.ni, o.nj, o.nk, o.steps);
+
+    /* Per GPU: in/out (alternating), lap and fly have windows, so they come from gcomm_malloc;
+     * flx (never exchanged) and coeff (read only) are plain device memory. */
+    double *a[GCOMM_MAX_GPUS], *b[GCOMM_MAX_GPUS], *lap[GCOMM_MAX_GPUS], *fly[GCOMM_MAX_GPUS];
+    double *flx[GCOMM_MAX_GPUS], *coeff[GCOMM_MAX_GPUS];
+    hd_clock_t *clk[GCOMM_MAX_GPUS];
+    /* the input of every GPU, kept on the host to restart each timed run from it */
+    double *h_in[GCOMM_MAX_GPUS], *h_coeff = (double *)malloc(gpu_bytes);
+    double *h_out = (double *)malloc(gpu_bytes);
+    int short_of_memory = h_coeff == NULL || h_out == NULL;
+    for (int g = 0; g < ngpus; g++)
+        short_of_memory |= (h_in[g] = (double *)malloc(gpu_bytes)) == NULL;
+    if (short_of_memory) {
+        fprintf(stderr, "hdiff_gcomm: out of host memory\n");
+        return 1;
+    }
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(dev[g]));
+        GCOMM_CHECK(gcomm_malloc(gpu_bytes, (void **)&a[g]));
+        GCOMM_CHECK(gcomm_malloc(gpu_bytes, (void **)&b[g]));
+        GCOMM_CHECK(gcomm_malloc(gpu_bytes, (void **)&lap[g]));
+        GCOMM_CHECK(gcomm_malloc(gpu_bytes, (void **)&fly[g]));
+        CUDA_CHECK(cudaMalloc((void **)&flx[g], gpu_bytes));
+        CUDA_CHECK(cudaMalloc((void **)&coeff[g], gpu_bytes));
+        CUDA_CHECK(cudaMalloc((void **)&clk[g], sizeof(hd_clock_t)));
+        hd_fill(Lg, (long)g * o.nj, o.nj, nj_global, h_in[g], h_coeff);
+        CUDA_CHECK(cudaMemcpy(coeff[g], h_coeff, gpu_bytes, cudaMemcpyHostToDevice));
+    }
+
+    int steps = (int)o.steps;
+    void *argv_g[GCOMM_MAX_GPUS][10];
+    gcomm_launch_t l;
+    memset(&l, 0, sizeof(l));
+    l.kernel = kernel;
+    l.blocks_per_gpu = blocks;
+    l.threads_per_block = (int)o.threads;
+    for (int g = 0; g < ngpus; g++) {
+        argv_g[g][0] = NULL; /* gcomm fills the gcomm_param_t */
+        argv_g[g][1] = &a[g];
+        argv_g[g][2] = &b[g];
+        argv_g[g][3] = &lap[g];
+        argv_g[g][4] = &flx[g];
+        argv_g[g][5] = &fly[g];
+        argv_g[g][6] = &coeff[g];
+        argv_g[g][7] = &Lg;
+        argv_g[g][8] = &steps;
+        argv_g[g][9] = &clk[g];
+        l.args[g] = argv_g[g];
+    }
+
+    /* One warm-up launch, then o.reps timed ones, each from the same input. The main figure is
+     * in-kernel: the longest of the GPUs' globaltimer intervals between a world barrier before
+     * the iterations and one after them, i.e. the iterations alone once every rank runs (what
+     * the MPI-CUDA twin's host loop measures too). The host figure is the whole gcomm_launch
+     * call (launch, runtime setup and teardown included) divided by steps. */
+    const int total = (int)o.reps + 1;
+    double *t_kernel = (double *)malloc(sizeof(double) * total);
+    double *t_host = (double *)malloc(sizeof(double) * total);
+    if (t_kernel == NULL || t_host == NULL) {
+        fprintf(stderr, "hdiff_gcomm: out of host memory\n");
+        return 1;
+    }
+    for (int r = 0; r < total; r++) {
+        for (int g = 0; g < ngpus; g++) {
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            CUDA_CHECK(cudaMemcpy(a[g], h_in[g], gpu_bytes, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemcpy(b[g], h_in[g], gpu_bytes, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(lap[g], 0, gpu_bytes));
+            CUDA_CHECK(cudaMemset(fly[g], 0, gpu_bytes));
+            CUDA_CHECK(cudaMemset(clk[g], 0, sizeof(hd_clock_t)));
+            CUDA_CHECK(cudaDeviceSynchronize());
+        }
+        double t0 = app_now();
+        int rc = gcomm_launch(&l);
+        t_host[r] = app_now() - t0;
+        if (rc != GCOMM_SUCCESS) {
+            fprintf(stderr, "hdiff_gcomm: gcomm_launch failed: %s (%s)\n", gcomm_error_string(rc),
+                    gcomm_last_error_detail());
+            return 1;
+        }
+        double worst = 0;
+        for (int g = 0; g < ngpus; g++) {
+            hd_clock_t c;
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            CUDA_CHECK(cudaMemcpy(&c, clk[g], sizeof(c), cudaMemcpyDeviceToHost));
+            double dt = 1e-9 * (double)(c.end - c.start);
+            if (dt > worst) worst = dt;
+        }
+        t_kernel[r] = worst;
+    }
+    const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
+    double kernel_it = app_median(t_kernel + 1, (int)o.reps) * per_step;
+    double host_it = app_median(t_host + 1, (int)o.reps) * per_step;
+    /* Compulsory traffic per point and iteration: lap (read in, write lap), fluxes (read in,
+     * lap; write flx, fly), out (read in, coeff, flx, fly; write out): 11 arrays of doubles. */
+    double bytes_it = 11.0 * sizeof(double) * (double)o.ni * (double)nj_global * (double)o.nk;
+
+    int verified = -1;
+    double rel = 0;
+    if (o.check) {
+        hd_layout_t L; /* the whole domain */
+        double *ref = hd_reference_result(Lg.ni, nj_global, Lg.nk, o.steps, &L);
+        if (ref == NULL) {
+            fprintf(stderr, "hdiff_gcomm: out of host memory for the reference\n");
+            return 1;
+        }
+        double maxerr = 0, maxref = 0;
+        for (int g = 0; g < ngpus; g++) {
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            /* the newest values: a after an even number of steps, b after an odd one */
+            CUDA_CHECK(cudaMemcpy(h_out, (o.steps % 2) ? b[g] : a[g], gpu_bytes,
+                                  cudaMemcpyDeviceToHost));
+            for (int k = 0; k < Lg.nk; k++)
+                for (long jl = 1; jl <= o.nj; jl++)
+                    for (int i = 0; i < Lg.ni; i++) {
+                        double got = h_out[hd_at(Lg, i, jl, k)];
+                        double want = ref[hd_at(L, i, (long)g * o.nj + jl, k)];
+                        double d = fabs(got - want);
+                        if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d; /* NaN counts */
+                        if (fabs(want) > maxref) maxref = fabs(want);
+                    }
+        }
+        rel = maxref > 0 ? maxerr / maxref : maxerr;
+        verified = rel < 1e-12;
+        free(ref);
+    }
+
+    printf("time per iteration: %.3f us in-kernel (between world barriers, median of %ld), "
+           "%.3f us host (whole gcomm_launch / steps)\n",
+           kernel_it * 1e6, o.reps, host_it * 1e6);
+    printf("effective memory bandwidth: %.1f GB/s (11 array accesses per point and iteration, "
+           "in-kernel time)\n",
+           kernel_it > 0 ? bytes_it / kernel_it * 1e-9 : 0.0);
+    if (verified < 0)
+        printf("verified: not checked (--check 0)\n");
+    else
+        printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
+               verified ? "yes" : "NO", rel);
+
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(dev[g]));
+        GCOMM_CHECK(gcomm_free(a[g]));
+        GCOMM_CHECK(gcomm_free(b[g]));
+        GCOMM_CHECK(gcomm_free(lap[g]));
+        GCOMM_CHECK(gcomm_free(fly[g]));
+        CUDA_CHECK(cudaFree(flx[g]));
+        CUDA_CHECK(cudaFree(coeff[g]));
+        CUDA_CHECK(cudaFree(clk[g]));
+    }
+    GCOMM_CHECK(gcomm_finalize());
+    for (int g = 0; g < ngpus; g++) free(h_in[g]);
+    free(h_coeff);
+    free(h_out);
+    free(t_kernel);
+    free(t_host);
+    return verified == 0 ? 1 : 0;
+}

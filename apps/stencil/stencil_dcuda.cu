@@ -1,0 +1,416 @@
+/* stencil_dcuda: the two-dimensional stencil program of the dCUDA paper (Gysi, Baer, Hoefler,
+ * "dCUDA: Hardware Supported Overlap of Computation and Communication", SC'16, Section II-C,
+ * Fig. 2) ported line by line to gcomm (dcuda_X -> gcomm_X, the context passed as &ctx, window
+ * sizes and offsets in bytes), inside the complete program the paper leaves out ("boilerplate
+ * initialization logic that performs the input/output and the domain decomposition").
+ *
+ * Domain: a global array of NJ lines (the j-dimension) of jstride = ni values (the i-dimension),
+ * plus one fixed boundary line on each side (j = -1 and j = NJ); flattened,
+ * idx = (j+1)*jstride + i.
+ * One step computes, for every interior point,
+ *     out[idx] = -4 in[idx] + in[idx+1] + in[idx-1] + in[idx+jstride] + in[idx-jstride]
+ * exactly as Fig. 2 writes it: idx +- 1 are flattened neighbours, so i = 0 and i = ni-1 reach into
+ * the previous and next line (the paper's simplification, kept so the port stays line by line).
+ *
+ * Decomposition (1-D in j, as in the paper): every rank (thread block) of every GPU owns
+ * nj_per_rank consecutive lines, len = nj_per_rank * jstride values. GPU g holds one contiguous
+ * array (gcomm_malloc on that GPU) with its ranks' lines plus one halo line on each side; rank b of
+ * the GPU gets the rank-local pointer base + b * len, so its window [0, len + 2 jstride) covers its
+ * lines and one line of each neighbour. Those windows overlap between ranks of one GPU, exactly as
+ * Fig. 3 draws them ("the windows of shared memory ranks overlap and the windows of distributed
+ * memory ranks allocate additional halo cells"): a put between two ranks of one GPU has the same
+ * source and target address and gcomm copies nothing (it only notifies), while a put across GPUs
+ * copies the boundary line into the neighbour GPU's halo line.
+ *
+ * The values grow like 8^steps at worst (the operator's largest eigenvalue magnitude is 8), so
+ * --steps is limited to 300 when the result is checked (8^300 ~ 1e271 still fits a double).
+ *
+ * Usage: stencil_dcuda [--ni N] [--nj-per-rank N] [--steps N] [--blocks-per-gpu N]
+ *                      [--threads N] [--reps N] [--check 0|1]
+ * Exit: 0 verified (or --check 0), 1 wrong result or error, 77 no GPU. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcomm/device.cuh"
+#include "gcomm/gcomm.h"
+
+#include "app_util.h"
+
+/* Device timestamps of one GPU, taken by its rank 0 right after the barrier before the step loop
+ * and right after the barrier behind it (globaltimer, ns). */
+typedef struct {
+    unsigned long long start, end;
+} stencil_clock_t;
+
+static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Fig. 2's swap(in, out) and swap(win, wout). */
+static __device__ __forceinline__ void swap(double *&a, double *&b)
+{
+    double *t = a;
+    a = b;
+    b = t;
+}
+
+static __device__ __forceinline__ void swap(gcomm_win_t &a, gcomm_win_t &b)
+{
+    gcomm_win_t t = a;
+    a = b;
+    b = t;
+}
+
+/* The paper's program. The numbered comments are Fig. 2's line numbers; lines marked "added"
+ * are not in the figure: rank-local pointers (the figure receives them ready), the loop over i
+ * when the block has fewer threads than jstride (the figure assumes one thread per i), a block
+ * barrier before the puts, error exits and the timing barriers. */
+__global__ void stencil_kernel(gcomm_param_t param, double *in, double *out, int jstride, int len,
+                               int steps, stencil_clock_t *clk)
+{
+    const int tag = 0;
+    int size, rank, lrank;
+    /* 1 */ __shared__ gcomm_context_t ctx;
+    /* 2 */ gcomm_init(param, &ctx);
+    /* 3 */ gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    /* 4 */ gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    /* added: rank-local pointers; the GPU's array holds its ranks' lines back to back, so this
+     * rank's window starts len values after the previous rank's (Fig. 3's overlap) */
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    in += (size_t)lrank * len;
+    out += (size_t)lrank * len;
+    /* 5 */
+    /* 6 */ gcomm_win_t win, wout;
+    /* 7 */ gcomm_win_create(&ctx, GCOMM_COMM_WORLD,
+    /* 8 */     &in[0], (len + 2 * jstride) * sizeof(double), &win);
+    /* 9 */ gcomm_win_create(&ctx, GCOMM_COMM_WORLD,
+    /* 10 */    &out[0], (len + 2 * jstride) * sizeof(double), &wout);
+    /* 11 */
+    /* 12 */ bool lsend = rank - 1 >= 0;
+    /* 13 */ bool rsend = rank + 1 < size;
+    /* 14 */
+    /* added: every rank has started and created its windows before the clock starts; the
+     * figure for the step loop then excludes launch, gcomm_init and window creation */
+    gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
+    if (lrank == 0 && threadIdx.x == 0) clk->start = globaltimer_ns();
+
+    /* 18 */ for (int i = 0; i < steps; ++i) {
+        /* added: columns i0 + threadIdx.x, blockDim.x at a time */
+        for (int i0 = 0; i0 < jstride; i0 += blockDim.x) {
+            if (i0 + (int)threadIdx.x >= jstride) break;
+            /* 15 */ int from = i0 + threadIdx.x + jstride;
+            /* 16 */ int to = from + len;
+            /* 17 */
+            /* 19 */ for (int idx = from; idx < to; idx += jstride)
+            /* 20 */     out[idx] = -4.0 * in[idx] +
+            /* 21 */         in[idx + 1] + in[idx - 1] +
+            /* 22 */         in[idx + jstride] + in[idx - jstride];
+        }
+        /* added: gcomm_put copies with all threads of the block in its own order (16-byte
+         * pieces), so every thread's part of out must be written before the copy starts */
+        __syncthreads();
+        /* 23 */
+        /* 24 */ if (lsend)
+        /* 25 */     gcomm_put_notify(&ctx, wout, rank - 1,
+        /* 26 */         (len + jstride) * sizeof(double), jstride * sizeof(double),
+                         &out[jstride], tag);
+        /* 27 */ if (rsend)
+        /* 28 */     gcomm_put_notify(&ctx, wout, rank + 1,
+        /* 29 */         0, jstride * sizeof(double), &out[len], tag);
+        /* 30 */
+        /* 31 */ int rc = gcomm_wait_notifications(&ctx, wout,
+        /* 32 */     GCOMM_ANY_SOURCE, tag, lsend + rsend);
+        /* 33 */
+        /* 34 */ swap(in, out); swap(win, wout);
+        /* added: after an error anywhere (a failed put stops the launch, and every wait
+         * returns an error) there is no point going on; gcomm_launch reports the cause */
+        if (rc != GCOMM_SUCCESS) break;
+        /* 35 */ }
+
+    /* added: the clock stops when the last rank has finished its last step */
+    gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
+    if (lrank == 0 && threadIdx.x == 0) clk->end = globaltimer_ns();
+    /* 36 */
+    /* 37 */ gcomm_win_free(&ctx, &win);
+    /* 38 */ gcomm_win_free(&ctx, &wout);
+    /* 39 */ gcomm_finish(&ctx);
+}
+
+/* ---- host ---- */
+
+typedef struct {
+    long ni, nj_per_rank, steps, blocks, threads, reps, check;
+} options_t;
+
+static void usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s [--ni N] [--nj-per-rank N] [--steps N] [--blocks-per-gpu N] [--threads N]\n"
+            "          [--reps N] [--check 0|1]\n"
+            "  --ni             values per line, the paper's jstride (default 256)\n"
+            "  --nj-per-rank    lines per rank (default 16)\n"
+            "  --steps          iterations (default 100; at most 300 with --check 1)\n"
+            "  --blocks-per-gpu ranks per GPU; 0: as many as are resident at once (default 0)\n"
+            "  --threads        threads per block (default 128)\n"
+            "  --reps           timed launches after one warm-up, median reported (default 3)\n"
+            "  --check          compare with the serial CPU reference (default 1)\n",
+            prog);
+}
+
+static void parse(int argc, char **argv, options_t *o)
+{
+    o->ni = 256;
+    o->nj_per_rank = 16;
+    o->steps = 100;
+    o->blocks = 0;
+    o->threads = 128;
+    o->reps = 3;
+    o->check = 1;
+    for (int i = 1; i < argc; i++) {
+        if (app_opt_long(argc, argv, &i, "--ni", &o->ni) ||
+            app_opt_long(argc, argv, &i, "--nj-per-rank", &o->nj_per_rank) ||
+            app_opt_long(argc, argv, &i, "--steps", &o->steps) ||
+            app_opt_long(argc, argv, &i, "--blocks-per-gpu", &o->blocks) ||
+            app_opt_long(argc, argv, &i, "--threads", &o->threads) ||
+            app_opt_long(argc, argv, &i, "--reps", &o->reps) ||
+            app_opt_long(argc, argv, &i, "--check", &o->check))
+            continue;
+        usage(argv[0]);
+        exit(strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? 0 : 2);
+    }
+    const char *bad = NULL;
+    if (o->ni < 2) bad = "--ni must be at least 2";
+    else if (o->nj_per_rank < 1) bad = "--nj-per-rank must be at least 1";
+    else if (o->steps < 0) bad = "--steps must not be negative";
+    else if (o->check && o->steps > 300) bad = "--steps above 300 overflows doubles; use --check 0";
+    else if (o->blocks < 0) bad = "--blocks-per-gpu must not be negative";
+    else if (o->threads < 1 || o->threads > 1024) bad = "--threads must be 1..1024";
+    else if (o->reps < 1) bad = "--reps must be at least 1";
+    /* the kernel indexes a rank's window with int, as the figure does */
+    else if ((double)o->ni * (double)(o->nj_per_rank + 2) > 2147483647.0)
+        bad = "--ni * (--nj-per-rank + 2) must fit an int";
+    if (bad) {
+        fprintf(stderr, "%s\n", bad);
+        exit(2);
+    }
+}
+
+/* The serial reference: the same flattened formula over the global array (nj + 2 lines, the
+ * first and last fixed), steps times; returns the array holding the result. -4 * x is exact in
+ * binary, so an FMA on either side rounds the same as a multiply and an add: the GPU result
+ * should match bit for bit, and the check's tolerance only guards against a compiler
+ * reassociating the sum. */
+static double *reference(double *a, double *b, long ni, long nj, long steps)
+{
+    const long jstride = ni;
+    for (long s = 0; s < steps; s++) {
+        for (long idx = jstride; idx < jstride + nj * jstride; idx++)
+            b[idx] = -4.0 * a[idx] + a[idx + 1] + a[idx - 1] + a[idx + jstride] + a[idx - jstride];
+        double *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    parse(argc, argv, &o);
+    if (!app_have_gpu()) {
+        printf("stencil_dcuda: no usable GPU (cudaGetDeviceCount), skipped\n");
+        return APP_SKIP;
+    }
+    GCOMM_CHECK(gcomm_init());
+    int ngpus = 0, dev[GCOMM_MAX_GPUS];
+    GCOMM_CHECK(gcomm_local_devices(&ngpus, dev));
+    if (ngpus == 0) {
+        printf("stencil_dcuda: gcomm drives no GPU, skipped\n");
+        GCOMM_CHECK(gcomm_finalize());
+        return APP_SKIP;
+    }
+    const void *kernel = gcomm_kernel(stencil_kernel);
+    if (kernel == NULL) {
+        fprintf(stderr, "stencil_dcuda: the CUDA runtime does not know the kernel\n");
+        return 1;
+    }
+
+    /* Ranks per GPU: all must be resident at once (they wait for each other), so 0 asks gcomm
+     * for the most that fit on the smallest GPU: the paper's over-decomposition, which lets the
+     * scheduler run some ranks' computation while others wait for their halos. */
+    int blocks = (int)o.blocks;
+    if (blocks == 0) {
+        blocks = 1 << 30;
+        for (int g = 0; g < ngpus; g++) {
+            int b = 0;
+            GCOMM_CHECK(gcomm_launch_max_blocks(kernel, (int)o.threads, 0, g, &b));
+            if (b < blocks) blocks = b;
+        }
+    }
+    const int jstride = (int)o.ni, len = (int)(o.nj_per_rank * o.ni);
+    const long nj_gpu = (long)blocks * o.nj_per_rank; /* interior lines per GPU */
+    const long nj = nj_gpu * ngpus;                    /* global interior lines */
+    const size_t gpu_elems = (size_t)(nj_gpu + 2) * jstride;
+    const size_t gpu_bytes = gpu_elems * sizeof(double);
+    const size_t glob_elems = (size_t)(nj + 2) * jstride;
+
+    printf("stencil_dcuda (dCUDA Fig. 2 on gcomm): %d GPU(s) x %d ranks of %ld threads, "
+           "%ld ranks; global %ld x %ld values (ni x nj, %ld lines per rank), %ld steps\n",
+           ngpus, blocks, o.threads, (long)blocks * ngpus, o.ni, nj, o.nj_per_rank, o.steps);
+
+    /* Input: the global array, boundary lines included, from global indices only. */
+    double *init = (double *)malloc(glob_elems * sizeof(double));
+    if (init == NULL) {
+        fprintf(stderr, "stencil_dcuda: out of host memory (%zu bytes)\n", glob_elems * 8);
+        return 1;
+    }
+    for (size_t e = 0; e < glob_elems; e++) init[e] = app_value01(e);
+
+    /* Per GPU: two arrays (the paper's in and out) with the GPU's lines and one halo line on each
+     * side, and the clock. Both arrays start as the same slice of the global input: the
+     * boundary lines are never written (in either array) and the halo lines of "in" must hold
+     * the neighbours' lines for the first step. */
+    double *a[GCOMM_MAX_GPUS], *b[GCOMM_MAX_GPUS];
+    stencil_clock_t *clk[GCOMM_MAX_GPUS];
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(dev[g]));
+        GCOMM_CHECK(gcomm_malloc(gpu_bytes, (void **)&a[g]));
+        GCOMM_CHECK(gcomm_malloc(gpu_bytes, (void **)&b[g]));
+        CUDA_CHECK(cudaMalloc((void **)&clk[g], sizeof(stencil_clock_t)));
+    }
+
+    void *argv_g[GCOMM_MAX_GPUS][7];
+    int steps = (int)o.steps;
+    gcomm_launch_t l;
+    memset(&l, 0, sizeof(l));
+    l.kernel = kernel;
+    l.blocks_per_gpu = blocks;
+    l.threads_per_block = (int)o.threads;
+    for (int g = 0; g < ngpus; g++) {
+        argv_g[g][0] = NULL; /* gcomm fills the gcomm_param_t */
+        argv_g[g][1] = &a[g];
+        argv_g[g][2] = &b[g];
+        argv_g[g][3] = (void *)&jstride;
+        argv_g[g][4] = (void *)&len;
+        argv_g[g][5] = &steps;
+        argv_g[g][6] = &clk[g];
+        l.args[g] = argv_g[g];
+    }
+
+    /* One warm-up launch (module loading, first-touch of the runtime's queues), then o.reps
+     * timed launches, each from the same input. Two figures per launch:
+     * - in-kernel (the main one): the longest of the GPUs' globaltimer intervals between a world
+     *   barrier before the step loop and one after it. It is the time the steps take once every
+     *   rank is running, which is what the paper's per-iteration figures measure; it leaves out
+     *   the launch, gcomm_init, window creation and teardown, which a real code pays once.
+     * - host: the wall time of the gcomm_launch call, nothing subtracted: the kernel launch on
+     *   every GPU, the runtime's setup and teardown and the steps, divided by steps (an upper
+     *   bound that approaches the in-kernel figure as steps grows). */
+    const int total = (int)o.reps + 1;
+    double *t_kernel = (double *)malloc(sizeof(double) * total);
+    double *t_host = (double *)malloc(sizeof(double) * total);
+    if (t_kernel == NULL || t_host == NULL) {
+        fprintf(stderr, "stencil_dcuda: out of host memory\n");
+        return 1;
+    }
+    for (int r = 0; r < total; r++) {
+        for (int g = 0; g < ngpus; g++) {
+            const double *slice = init + (size_t)g * nj_gpu * jstride;
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            CUDA_CHECK(cudaMemcpy(a[g], slice, gpu_bytes, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemcpy(b[g], slice, gpu_bytes, cudaMemcpyHostToDevice));
+            CUDA_CHECK(cudaMemset(clk[g], 0, sizeof(stencil_clock_t)));
+        }
+        for (int g = 0; g < ngpus; g++) {
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            CUDA_CHECK(cudaDeviceSynchronize());
+        }
+        double t0 = app_now();
+        int rc = gcomm_launch(&l);
+        t_host[r] = app_now() - t0;
+        if (rc != GCOMM_SUCCESS) {
+            fprintf(stderr, "stencil_dcuda: gcomm_launch failed: %s (%s)\n",
+                    gcomm_error_string(rc), gcomm_last_error_detail());
+            return 1;
+        }
+        double worst = 0;
+        for (int g = 0; g < ngpus; g++) {
+            stencil_clock_t c;
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            CUDA_CHECK(cudaMemcpy(&c, clk[g], sizeof(c), cudaMemcpyDeviceToHost));
+            double dt = 1e-9 * (double)(c.end - c.start);
+            if (dt > worst) worst = dt;
+        }
+        t_kernel[r] = worst;
+    }
+    const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
+    double kernel_it = app_median(t_kernel + 1, (int)o.reps) * per_step;
+    double host_it = app_median(t_host + 1, (int)o.reps) * per_step;
+    /* Compulsory traffic: every interior value of in read once and of out written once per
+     * step (the neighbours come from cache); the halo copies are negligible next to it. */
+    double bytes_it = 2.0 * (double)nj * (double)o.ni * sizeof(double);
+
+    /* Verification after the timed runs, on the last run's result. After the loop the figure's
+     * "in" holds the newest values: array a after an even number of steps, b after an odd one. */
+    int verified = -1;
+    double rel = 0;
+    if (o.check) {
+        double *ra = (double *)malloc(glob_elems * sizeof(double));
+        double *rb = (double *)malloc(glob_elems * sizeof(double));
+        double *got = (double *)malloc(gpu_elems * sizeof(double));
+        if (ra == NULL || rb == NULL || got == NULL) {
+            fprintf(stderr, "stencil_dcuda: out of host memory for the reference\n");
+            return 1;
+        }
+        memcpy(ra, init, glob_elems * sizeof(double));
+        memcpy(rb, init, glob_elems * sizeof(double));
+        const double *ref = reference(ra, rb, o.ni, nj, o.steps);
+        double maxerr = 0, maxref = 0;
+        for (int g = 0; g < ngpus; g++) {
+            CUDA_CHECK(cudaSetDevice(dev[g]));
+            CUDA_CHECK(cudaMemcpy(got, (o.steps % 2) ? b[g] : a[g], gpu_bytes,
+                                  cudaMemcpyDeviceToHost));
+            const double *want = ref + (size_t)g * nj_gpu * jstride;
+            for (size_t e = (size_t)jstride; e < (size_t)(nj_gpu + 1) * jstride; e++) {
+                double d = fabs(got[e] - want[e]);
+                if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d; /* NaN counts */
+                if (fabs(want[e]) > maxref) maxref = fabs(want[e]);
+            }
+        }
+        rel = maxref > 0 ? maxerr / maxref : maxerr;
+        verified = rel < 1e-12;
+        free(ra);
+        free(rb);
+        free(got);
+    }
+
+    printf("time per iteration: %.3f us in-kernel (between world barriers, median of %ld), "
+           "%.3f us host (whole gcomm_launch / steps)\n",
+           kernel_it * 1e6, o.reps, host_it * 1e6);
+    printf("effective memory bandwidth: %.1f GB/s (%.3g bytes read + written per iteration, "
+           "in-kernel time)\n",
+           kernel_it > 0 ? bytes_it / kernel_it * 1e-9 : 0.0, bytes_it);
+    if (verified < 0)
+        printf("verified: not checked (--check 0)\n");
+    else
+        printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
+               verified ? "yes" : "NO", rel);
+
+    for (int g = 0; g < ngpus; g++) {
+        CUDA_CHECK(cudaSetDevice(dev[g]));
+        GCOMM_CHECK(gcomm_free(a[g]));
+        GCOMM_CHECK(gcomm_free(b[g]));
+        CUDA_CHECK(cudaFree(clk[g]));
+    }
+    GCOMM_CHECK(gcomm_finalize());
+    free(init);
+    free(t_kernel);
+    free(t_host);
+    return verified == 0 ? 1 : 0;
+}
