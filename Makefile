@@ -1,6 +1,7 @@
 # Thin wrapper over CMake/CTest. Every target installs what is missing first (scripts/deps.sh).
 #
-#   make run        build (Release-ish, CUDA when nvcc is found) and run the demo (apps/halo_demo)
+#   make run        build (Release-ish, CUDA when nvcc is found) and run the demo: the stencil
+#                   (apps/stencil) on every local GPU, else apps/halo_demo on the host
 #   make check      build and run every test; GPU tests skip (code 77) without a GPU
 #   make sanitize   AddressSanitizer + UBSan build in $(ASAN_DIR), runs the cpu-labelled tests
 #   make fuzz       clang + libFuzzer build in $(FUZZ_DIR), fuzzes the datatype engine for
@@ -72,9 +73,17 @@ build: configure
 	@echo "==> building $(BUILD_DIR)"
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
+# The stencil demo (dCUDA's Fig. 2 on gcomm) on every local GPU; without a GPU (or a build
+# without CUDA) the host demo instead, saying so.
 run: build
-	@echo "==> running apps/halo_demo"
-	$(BUILD_DIR)/apps/halo_demo/halo_demo
+	@if [ -x $(BUILD_DIR)/apps/stencil/stencil_dcuda ] && nvidia-smi -L >/dev/null 2>&1; then \
+	  echo "==> running apps/stencil/stencil_dcuda on every local GPU"; \
+	  $(BUILD_DIR)/apps/stencil/stencil_dcuda --ni 512 --nj-per-rank 16 --steps 100; \
+	else \
+	  echo "==> no GPU here (or no CUDA build): the stencil demo needs one (host ranks come with" \
+	       "issue 5); running the host demo apps/halo_demo instead"; \
+	  $(BUILD_DIR)/apps/halo_demo/halo_demo; \
+	fi
 
 check: build
 	@echo "==> running the tests ($(BUILD_DIR))"
