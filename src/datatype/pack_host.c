@@ -5,8 +5,10 @@
  * division and binary search (no walk from the start), copies whole children with the fast loops
  * of full_node()/full_vec(), and finishes with a partial child at the end. The fast loops are
  * specialised by shape: one memcpy for contiguous data, strided loops with fixed-size copies for
- * narrow vector blocks, one memcpy per block for indexed blocks of contiguous elements, and a tiled
- * loop for vectors of vectors whose outer stride is the small one (a transpose), which would
+ * narrow vector blocks, one copy per block for wider vector blocks and indexed blocks of
+ * contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB, streaming stores in
+ * large operations), and a
+ * tiled loop for vectors of vectors whose outer stride is the small one (a transpose), which would
  * otherwise touch a new cache line and TLB page for every element. */
 #include <stdint.h>
 #include <string.h>
@@ -26,50 +28,166 @@ typedef struct {
     const int64_t *aux;
     char *packed; /* next byte of the packed stream */
     int pack;     /* 1: typed -> packed, 0: packed -> typed */
-    copy_fn_t big; /* copy of blocks of 128 bytes and more (memcpy or streaming stores) */
+    copy_fn_t mid; /* copy of blocks of GCOMMI_MID_MIN bytes or more that do not stream */
+    copy_fn_t big; /* streaming copy of blocks of at least stream_min_block() bytes */
+    int streams;   /* big uses streaming stores: fence before returning */
 } ctx_t;
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
+/* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves (both inside [0, n)) instead of
+ * a memcpy call per odd-sized element, e.g. a 17-byte struct. */
+#define GCOMMI_COPY_PAIR(W)                                                                    \
+    do {                                                                                       \
+        char a_[W], b_[W];                                                                     \
+        memcpy(a_, src, W);                                                                    \
+        memcpy(b_, src + n - (W), W);                                                          \
+        memcpy(dst, a_, W);                                                                    \
+        memcpy(dst + n - (W), b_, W);                                                          \
+    } while (0)
+static inline void copy_small(char *dst, const char *src, size_t n)
+{
+    if (n >= 32) GCOMMI_COPY_PAIR(32);
+    else if (n >= 16) GCOMMI_COPY_PAIR(16);
+    else if (n >= 8) GCOMMI_COPY_PAIR(8);
+    else if (n >= 4) GCOMMI_COPY_PAIR(4);
+    else if (n >= 2) GCOMMI_COPY_PAIR(2);
+    else *dst = *src;
+}
+#undef GCOMMI_COPY_PAIR
+
 #if defined(__x86_64__)
 #include <immintrin.h>
+/* Blocks of 1 KiB and more that do not stream, when packing: 32-byte unaligned loads and stores,
+ * not one libc memcpy call per block. glibc chooses its path on every call by size (on the
+ * CI-class EPYC: a vector loop below 2112 bytes, rep movsb above), which per block cost gcomm the
+ * last points against one memcpy of the packed bytes: bench_pack_cpu_ceiling (docs/BENCHMARKS.md,
+ * "CPU ceiling of the access patterns") measured memcpy per block at 87-92% of one memcpy when
+ * packing vector_bl256 and lower_tri at 1 MiB, and this loop at 93-100%. */
+__attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src, size_t n)
+{
+    if (n < 32) {
+        if (n) copy_small(dst, src, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(src + i + 64));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(src + i + 96));
+        _mm256_storeu_si256((__m256i *)(dst + i), a);
+        _mm256_storeu_si256((__m256i *)(dst + i + 32), b);
+        _mm256_storeu_si256((__m256i *)(dst + i + 64), x);
+        _mm256_storeu_si256((__m256i *)(dst + i + 96), y);
+    }
+    for (; i + 32 <= n; i += 32)
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
+    if (i < n) /* the last 32 bytes, overlapping bytes already written with the same values */
+        _mm256_storeu_si256((__m256i *)(dst + n - 32),
+                            _mm256_loadu_si256((const __m256i *)(src + n - 32)));
+}
+
+/* Blocks that do not stream, when unpacking: rep movsb. Scattering into blocks,
+ * bench_pack_cpu_ceiling measured rep movsb per block at 94-110% of one memcpy (vector_bl256 and
+ * lower_tri, 1-4 MiB) and copy_vec 3-12 points lower: with copy_vec, gcomm_unpack of lower_tri at
+ * 4 MiB fell to 0.92x MPI_Unpack, whose libc memcpy turns to rep movsb for rows above 2 KiB. */
+static void copy_movsb(char *dst, const char *src, size_t n)
+{
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
 /* Streaming (non-temporal) stores for operations larger than the caches: a normal store that
  * misses first reads the line it writes (read-for-ownership), so a large pack moves three bytes
  * per byte where memcpy's own large-copy path moves two. Measured on the CI-class EPYC (vector of
- * 2 KB blocks, 64 MB): per-block memcpy 79-83% of one memcpy, with these stores 96-97%. */
+ * 2 KB blocks, 64 MB): per-block memcpy 79-83% of one memcpy, with these stores 96-97%.
+ * Only whole 64-byte lines are streamed; the partial lines at either end of a block are written
+ * by ordinary stores that stay inside the block. A line written both ways is read for ownership
+ * by the ordinary store and then evicted by the streaming one, which happened at every row of a
+ * lower_tri pack when blocks were only aligned to 32 bytes. */
 __attribute__((target("avx2"))) static void copy_stream(char *dst, const char *src, size_t n)
 {
-    size_t head = (size_t)(-(uintptr_t)dst & 31);
-    if (head >= n) {
-        memcpy(dst, src, n);
+    size_t head = (size_t)(-(uintptr_t)dst & 63);
+    if (n < head + 64) {
+        copy_vec(dst, src, n);
         return;
     }
-    memcpy(dst, src, head);
-    dst += head, src += head, n -= head;
-    for (; n >= 128; n -= 128, dst += 128, src += 128) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)src);
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + 32));
-        __m256i x = _mm256_loadu_si256((const __m256i *)(src + 64));
-        __m256i y = _mm256_loadu_si256((const __m256i *)(src + 96));
-        _mm256_stream_si256((__m256i *)dst, a);
-        _mm256_stream_si256((__m256i *)(dst + 32), b);
-        _mm256_stream_si256((__m256i *)(dst + 64), x);
-        _mm256_stream_si256((__m256i *)(dst + 96), y);
+    copy_vec(dst, src, head);
+    size_t i = head;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(src + i + 64));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(src + i + 96));
+        _mm256_stream_si256((__m256i *)(dst + i), a);
+        _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        _mm256_stream_si256((__m256i *)(dst + i + 64), x);
+        _mm256_stream_si256((__m256i *)(dst + i + 96), y);
     }
-    for (; n >= 32; n -= 32, dst += 32, src += 32)
-        _mm256_stream_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
-    memcpy(dst, src, n);
+    if (i + 64 <= n) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        _mm256_stream_si256((__m256i *)(dst + i), a);
+        _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        i += 64;
+    }
+    copy_vec(dst + i, src + i, n - i);
 }
 
-static copy_fn_t big_copy_for(size_t bytes)
+/* copy_stream with 64-byte registers, for packing where AVX-512 exists and the source is aligned
+ * to the destination modulo 64 (then no 64-byte load straddles two lines), else copy_stream.
+ * bench_pack_cpu_ceiling measured streaming 64-byte stores 5-9 points of memcpy above 32-byte
+ * ones for vector_bl256 at 16 MiB (94-100% against 88-91%), whose blocks are mutually aligned,
+ * but 5-10 points below them for lower_tri (91% against 96% at 16 MiB), whose rows land at every
+ * offset of the packed stream. Unpacking keeps 32-byte stores: scattered into blocks, 64-byte ones
+ * measured up to 30 points slower (vector_bl256, 16 MiB: 118% of memcpy against 154%). */
+__attribute__((target("avx512f"))) static void copy_stream512(char *dst, const char *src, size_t n)
 {
-    static int avx2 = -1;
+    size_t head = (size_t)(-(uintptr_t)dst & 63);
+    if (n < head + 64) {
+        copy_vec(dst, src, n);
+        return;
+    }
+    copy_vec(dst, src, head);
+    size_t i = head;
+    for (; i + 256 <= n; i += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)(src + i));
+        __m512i b = _mm512_loadu_si512((const void *)(src + i + 64));
+        __m512i x = _mm512_loadu_si512((const void *)(src + i + 128));
+        __m512i y = _mm512_loadu_si512((const void *)(src + i + 192));
+        _mm512_stream_si512((void *)(dst + i), a);
+        _mm512_stream_si512((void *)(dst + i + 64), b);
+        _mm512_stream_si512((void *)(dst + i + 128), x);
+        _mm512_stream_si512((void *)(dst + i + 192), y);
+    }
+    for (; i + 64 <= n; i += 64)
+        _mm512_stream_si512((void *)(dst + i), _mm512_loadu_si512((const void *)(src + i)));
+    copy_vec(dst + i, src + i, n - i);
+}
+
+static void copy_stream_pack(char *dst, const char *src, size_t n)
+{
+    if ((((uintptr_t)dst ^ (uintptr_t)src) & 63) == 0) copy_stream512(dst, src, n);
+    else copy_stream(dst, src, n);
+}
+
+/* Sets the copies of an operation of `bytes` bytes in c. */
+static void select_copies(ctx_t *c, size_t bytes)
+{
+    static int avx2 = -1, avx512 = -1;
     if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return (avx2 && bytes >= GCOMMI_STREAM_MIN) ? copy_stream : copy_plain;
+    if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    c->mid = !avx2 ? copy_plain : c->pack ? copy_vec : copy_movsb;
+    c->streams = avx2 && bytes >= GCOMMI_STREAM_MIN;
+    c->big = !c->streams ? c->mid : (avx512 && c->pack) ? copy_stream_pack : copy_stream;
 }
 #define GCOMMI_STREAM_FENCE() _mm_sfence()
 #else
-static copy_fn_t big_copy_for(size_t bytes) { return copy_plain; }
+static void select_copies(ctx_t *c, size_t bytes)
+{
+    c->mid = c->big = copy_plain;
+    c->streams = 0;
+}
 #define GCOMMI_STREAM_FENCE() ((void)0)
 #endif
 
@@ -79,9 +197,21 @@ static copy_fn_t big_copy_for(size_t bytes) { return copy_plain; }
  * where streaming pays from 128 bytes (1.6x MPI_Unpack against 1.0x). */
 static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
 
+/* Blocks from this size on that do not stream use c->mid. Shorter ones keep libc's memcpy: with
+ * copy_vec from 65 bytes on, vector_bl16 (128-byte blocks) and subarray4d (512-byte rows) fell to
+ * 0.6-0.9x MPI_Pack at 1-16 MiB, against 1.0x with memcpy. */
+#define GCOMMI_MID_MIN 1024
+
+/* The copy for a block of n bytes. */
+static inline copy_fn_t copy_for(const ctx_t *c, size_t n)
+{
+    if (c->streams && n >= stream_min_block(c)) return c->big;
+    return n >= GCOMMI_MID_MIN ? c->mid : copy_plain;
+}
+
 static inline void copy_bytes(ctx_t *c, char *mem, size_t n)
 {
-    copy_fn_t f = n >= stream_min_block(c) ? c->big : copy_plain;
+    copy_fn_t f = copy_for(c, n);
     if (c->pack) f(c->packed, mem, n);
     else f(mem, c->packed, n);
     c->packed += n;
@@ -105,27 +235,6 @@ GCOMMI_STRIDED_COPY(8)
 GCOMMI_STRIDED_COPY(16)
 GCOMMI_STRIDED_COPY(32)
 #undef GCOMMI_STRIDED_COPY
-
-/* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves (both inside [0, n)) instead of
- * a memcpy call per odd-sized element, e.g. a 17-byte struct. */
-#define GCOMMI_COPY_PAIR(W)                                                                    \
-    do {                                                                                       \
-        char a_[W], b_[W];                                                                     \
-        memcpy(a_, src, W);                                                                    \
-        memcpy(b_, src + n - (W), W);                                                          \
-        memcpy(dst, a_, W);                                                                    \
-        memcpy(dst + n - (W), b_, W);                                                          \
-    } while (0)
-static inline void copy_small(char *dst, const char *src, size_t n)
-{
-    if (n >= 32) GCOMMI_COPY_PAIR(32);
-    else if (n >= 16) GCOMMI_COPY_PAIR(16);
-    else if (n >= 8) GCOMMI_COPY_PAIR(8);
-    else if (n >= 4) GCOMMI_COPY_PAIR(4);
-    else if (n >= 2) GCOMMI_COPY_PAIR(2);
-    else *dst = *src;
-}
-#undef GCOMMI_COPY_PAIR
 
 static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64_t count)
 {
@@ -155,7 +264,7 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         /* Pointer and direction kept in locals: the per-block bookkeeping through ctx costs
          * 5-10% against MPI_Pack at DRAM sizes (vector of 128-byte blocks). */
         char *p = c->packed;
-        copy_fn_t f = (size_t)size >= stream_min_block(c) ? c->big : copy_plain;
+        copy_fn_t f = copy_for(c, (size_t)size);
         if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
             if (c->pack)
                 for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
@@ -250,8 +359,9 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
                 size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
                 char *dst = c->pack ? p : m + displs[b];
                 const char *src = c->pack ? m + displs[b] : p;
-                if (len >= stream_min_block(c) && c->big != copy_plain) c->big(dst, src, len);
-                else memcpy(dst, src, len);
+                copy_fn_t f = copy_for(c, len);
+                if (f == copy_plain) memcpy(dst, src, len);
+                else f(dst, src, len);
                 p += len;
             }
             c->packed = p;
@@ -342,8 +452,8 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
                       char *packed, int pack)
 {
     if (bytes == 0 || L->size == 0) return;
-    ctx_t c = {.nodes = L->nodes, .aux = L->aux, .packed = packed, .pack = pack,
-               .big = big_copy_for(bytes)};
+    ctx_t c = {.nodes = L->nodes, .aux = L->aux, .packed = packed, .pack = pack};
+    select_copies(&c, bytes);
     const gcommi_dl_t *root = &L->nodes[0];
     if (root->kind == GCOMMI_DL_RUN && root->size == L->extent) { /* contiguous: libc's memcpy */
         char *t = typed + root->disp + offset;
@@ -352,5 +462,5 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
     } else {
         part_vec(&c, root, typed, L->extent, (int64_t)offset, (int64_t)bytes);
     }
-    if (c.big != copy_plain) GCOMMI_STREAM_FENCE(); /* streaming stores are weakly ordered */
+    if (c.streams) GCOMMI_STREAM_FENCE(); /* streaming stores are weakly ordered */
 }

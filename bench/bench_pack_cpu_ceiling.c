@@ -1,0 +1,810 @@
+/* bench_pack_cpu_ceiling: the CPU ceiling of the access patterns behind issue 2's memcpy targets.
+ *
+ * Issue 2 asks gcomm_pack/gcomm_unpack to reach 90% of one memcpy of the packed byte count for
+ * `vector_bl256` and `lower_tri`. This benchmark answers whether any CPU loop can: it times
+ * ideal hand-written loops for exactly these two access patterns, with the geometry of
+ * bench_pack_cpu.c, against that memcpy and against gcomm, interleaved in one bench_measure call
+ * on the same buffers (bench_util.h: warm-up, medians, descheduled samples dropped).
+ *
+ *   vector_bl256  vector(count, 256, 512) of doubles: blocks of 2048 bytes, 4096 bytes apart,
+ *                 count = bytes / 2048
+ *   lower_tri     indexed: row i of an N x N matrix of doubles has i+1 elements at i*N, N the
+ *                 smallest with 8 N (N+1) / 2 >= bytes
+ *
+ * Both are "block i: len0 + i*inc bytes at i*stride", which the loops compute inline (no block
+ * table, no datatype): they are what a pack engine could at best compile to. Loops (per block):
+ *   blk_memcpy      libc memcpy per block (what gcomm and MPI do below their streaming sizes)
+ *   blk_movsb       rep movsb per block
+ *   blk_avx2        32-byte unaligned loads and stores
+ *   blk_avx2_nt     32-byte loads, streaming (non-temporal) stores of whole 64-byte lines
+ *   blk_avx512      64-byte unaligned loads and stores
+ *   blk_avx512_nt   64-byte loads, streaming stores of whole 64-byte lines
+ *   blk_avx2_pf     blk_avx2 plus software prefetch of the strided side, --pf-ahead bytes
+ *                   ahead: the hardware prefetchers learn a stream anew at every block
+ * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
+ * gcomm_unpack of the same type. After the timed runs every loop's output is compared byte for
+ * byte with the reference (pack: the packed stream and the guard after it; unpack: every block
+ * and every byte between and after the blocks, which must keep their sentinel). Exit status 1 when
+ * a check fails. --repeat R repeats the whole sweep (new buffers each time) and prints, per row,
+ * the median and the range over the R runs of each loop's percentage of memcpy. */
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "gcomm/datatype.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CEIL_X86 1
+#else
+#define CEIL_X86 0
+#endif
+
+#define GUARD 64      /* bytes after each buffer that no loop may write */
+#define SENTINEL 0xA5 /* fill of destinations and guards before a check */
+
+/* Block i of the typed buffer: len0 + i * inc bytes at offset i * stride. */
+typedef struct {
+    size_t nblocks, stride, len0, inc;
+    size_t packed; /* sum of the block lengths */
+    size_t span;   /* bytes of the typed buffer (end of the last block) */
+    char desc[64];
+} geom_t;
+
+typedef struct {
+    const char *name;
+    /* 0: built; 1: no geometry of this shape fits the size */
+    int (*geom)(size_t target, geom_t *g);
+    /* the same layout as a gcomm datatype (not committed) */
+    int (*type)(const geom_t *g, gcomm_datatype *t);
+} shape_t;
+
+/* vector_bl256 as bench_pack_cpu.c builds it: vector(target / 2048, 256, 512, double). */
+static int geom_vector_bl256(size_t target, geom_t *g)
+{
+    size_t count = target / (8 * 256);
+    if (count == 0 || count > INT_MAX / 2)
+        return 1;
+    *g = (geom_t){count, 2 * 256 * 8, 256 * 8, 0, count * 2048, (count - 1) * 4096 + 2048, ""};
+    snprintf(g->desc, sizeof g->desc, "count=%zu bl=256 stride=512", count);
+    return 0;
+}
+
+static int type_vector_bl256(const geom_t *g, gcomm_datatype *t)
+{
+    return gcomm_type_vector((int)g->nblocks, 256, 512, GCOMM_DOUBLE, t);
+}
+
+/* lower_tri as bench_pack_cpu.c builds it: N the smallest with 8 N (N+1) / 2 >= target. */
+static int geom_lower_tri(size_t target, geom_t *g)
+{
+    size_t n = 1;
+    while (8 * n * (n + 1) / 2 < target)
+        n++;
+    if (n > 46340) /* n * n must fit an int displacement */
+        return 1;
+    *g = (geom_t){n, 8 * n, 8, 8, 8 * n * (n + 1) / 2, 8 * ((n - 1) * n + n), ""};
+    snprintf(g->desc, sizeof g->desc, "N=%zu", n);
+    return 0;
+}
+
+static int type_lower_tri(const geom_t *g, gcomm_datatype *t)
+{
+    size_t n = g->nblocks;
+    int *len = malloc(n * sizeof *len), *disp = malloc(n * sizeof *disp);
+    int rc = GCOMM_ERR_NOMEM;
+    if (len && disp) {
+        for (size_t i = 0; i < n; i++) {
+            len[i] = (int)(i + 1);
+            disp[i] = (int)(i * n);
+        }
+        rc = gcomm_type_indexed((int)n, len, disp, GCOMM_DOUBLE, t);
+    }
+    free(len);
+    free(disp);
+    return rc;
+}
+
+static const shape_t shapes[] = {
+    {"vector_bl256", geom_vector_bl256, type_vector_bl256},
+    {"lower_tri", geom_lower_tri, type_lower_tri},
+};
+enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+
+/* Buffers of one (shape, size), shared by every operation of a measurement (as in
+ * bench_pack_cpu.c: where pages sit in the caches favours no one). */
+typedef struct {
+    const geom_t *g;
+    gcomm_datatype type;
+    unsigned char *src; /* typed input of pack */
+    unsigned char *out; /* packed stream: output of pack, input of unpack */
+    unsigned char *dst; /* typed output of unpack */
+    unsigned char *ref; /* the reference packed stream */
+    size_t pf_ahead;    /* prefetch distance of the _pf loops, packed bytes */
+} bufs_t;
+
+/* ---- the per-block copy kernels ------------------------------------------------------------ */
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE void cp_memcpy(char *d, const char *s, size_t n) { memcpy(d, s, n); }
+
+#if CEIL_X86
+INLINE void cp_movsb(char *d, const char *s, size_t n)
+{
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+}
+
+/* n < 32 bytes as two overlapping fixed-size moves (no libc call for a variable size). */
+#define CP_PAIR(W)                                                                           \
+    do {                                                                                     \
+        char a_[W], b_[W];                                                                   \
+        memcpy(a_, s, W);                                                                    \
+        memcpy(b_, s + n - (W), W);                                                          \
+        memcpy(d, a_, W);                                                                    \
+        memcpy(d + n - (W), b_, W);                                                          \
+    } while (0)
+INLINE void cp_small(char *d, const char *s, size_t n)
+{
+    if (n >= 16) CP_PAIR(16);
+    else if (n >= 8) CP_PAIR(8);
+    else if (n >= 4) CP_PAIR(4);
+    else if (n >= 2) CP_PAIR(2);
+    else if (n == 1) *d = *s;
+}
+#undef CP_PAIR
+
+#define TGT_AVX2 __attribute__((target("avx2,prfchw")))
+#define TGT_AVX512 __attribute__((target("avx512f,avx2,prfchw")))
+
+/* Unaligned 32-byte moves, 4 per iteration; the last partial vector overlaps the one before. */
+INLINE TGT_AVX2 void cp_avx2(char *d, const char *s, size_t n)
+{
+    if (n < 32) {
+        cp_small(d, s, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+        _mm256_storeu_si256((__m256i *)(d + i), a);
+        _mm256_storeu_si256((__m256i *)(d + i + 32), b);
+        _mm256_storeu_si256((__m256i *)(d + i + 64), c);
+        _mm256_storeu_si256((__m256i *)(d + i + 96), e);
+    }
+    for (; i + 32 <= n; i += 32)
+        _mm256_storeu_si256((__m256i *)(d + i), _mm256_loadu_si256((const __m256i *)(s + i)));
+    if (i < n)
+        _mm256_storeu_si256((__m256i *)(d + n - 32),
+                            _mm256_loadu_si256((const __m256i *)(s + n - 32)));
+}
+
+/* Streaming stores write whole 64-byte lines only: the partial lines at the head and the tail of
+ * a block are written by ordinary stores that touch no byte outside the block. A line written
+ * both ways would be read for ownership by the ordinary store and then evicted by the streaming
+ * one (this mix cost a third of the bandwidth in a first version of these loops). */
+INLINE TGT_AVX2 void cp_avx2_nt(char *d, const char *s, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (n < head + 64) {
+        cp_avx2(d, s, n);
+        return;
+    }
+    cp_avx2(d, s, head);
+    size_t i = head;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+        _mm256_stream_si256((__m256i *)(d + i), a);
+        _mm256_stream_si256((__m256i *)(d + i + 32), b);
+        _mm256_stream_si256((__m256i *)(d + i + 64), c);
+        _mm256_stream_si256((__m256i *)(d + i + 96), e);
+    }
+    if (i + 64 <= n) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        _mm256_stream_si256((__m256i *)(d + i), a);
+        _mm256_stream_si256((__m256i *)(d + i + 32), b);
+        i += 64;
+    }
+    cp_avx2(d + i, s + i, n - i);
+}
+
+INLINE TGT_AVX512 void cp_avx512(char *d, const char *s, size_t n)
+{
+    if (n < 64) {
+        cp_avx2(d, s, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)(s + i));
+        __m512i b = _mm512_loadu_si512((const void *)(s + i + 64));
+        __m512i c = _mm512_loadu_si512((const void *)(s + i + 128));
+        __m512i e = _mm512_loadu_si512((const void *)(s + i + 192));
+        _mm512_storeu_si512((void *)(d + i), a);
+        _mm512_storeu_si512((void *)(d + i + 64), b);
+        _mm512_storeu_si512((void *)(d + i + 128), c);
+        _mm512_storeu_si512((void *)(d + i + 192), e);
+    }
+    for (; i + 64 <= n; i += 64)
+        _mm512_storeu_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));
+    if (i < n)
+        _mm512_storeu_si512((void *)(d + n - 64), _mm512_loadu_si512((const void *)(s + n - 64)));
+}
+
+INLINE TGT_AVX512 void cp_avx512_nt(char *d, const char *s, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (n < head + 64) {
+        cp_avx512(d, s, n);
+        return;
+    }
+    cp_avx512(d, s, head);
+    size_t i = head;
+    for (; i + 256 <= n; i += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)(s + i));
+        __m512i b = _mm512_loadu_si512((const void *)(s + i + 64));
+        __m512i c = _mm512_loadu_si512((const void *)(s + i + 128));
+        __m512i e = _mm512_loadu_si512((const void *)(s + i + 192));
+        _mm512_stream_si512((void *)(d + i), a);
+        _mm512_stream_si512((void *)(d + i + 64), b);
+        _mm512_stream_si512((void *)(d + i + 128), c);
+        _mm512_stream_si512((void *)(d + i + 192), e);
+    }
+    for (; i + 64 <= n; i += 64)
+        _mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));
+    cp_avx512(d + i, s + i, n - i);
+}
+
+/* Software prefetch of the strided (typed) side: a cursor that walks the cache lines of the
+ * blocks ahead of the copy. The hardware stream prefetchers learn a stream anew at every block
+ * (vector_bl256 starts a new 4 KiB page at each block), so the first lines of every block would
+ * otherwise be fetched on demand. Pack reads the typed side (prefetch for reading); unpack writes
+ * it (prefetchw: the read-for-ownership starts early). */
+typedef struct {
+    size_t j;         /* block of the next line to prefetch */
+    size_t jlen;      /* its length */
+    uintptr_t line;   /* address of the next line to prefetch */
+    uintptr_t end;    /* end of block j */
+    size_t pos;       /* packed position (approximate) of that line */
+} pf_t;
+
+INLINE void pf_start(pf_t *f, const geom_t *g, const char *typed)
+{
+    f->j = 0;
+    f->jlen = g->len0;
+    f->line = (uintptr_t)typed & ~(uintptr_t)63;
+    f->end = (uintptr_t)typed + g->len0;
+    f->pos = 0;
+}
+
+/* Prefetches lines until the cursor is `upto` packed bytes into the stream. */
+INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_t upto, int write)
+{
+    while (f->pos < upto && f->j < g->nblocks) {
+        if (write)
+            __builtin_prefetch((const void *)f->line, 1, 3);
+        else
+            __builtin_prefetch((const void *)f->line, 0, 3);
+        f->line += 64;
+        f->pos += 64;
+        if (f->line >= f->end) { /* next block */
+            f->j++;
+            f->jlen += g->inc;
+            uintptr_t start = (uintptr_t)typed + f->j * g->stride;
+            f->line = start & ~(uintptr_t)63;
+            f->end = start + f->jlen;
+        }
+    }
+}
+#endif /* CEIL_X86 */
+
+/* ---- the loops: one pack and one unpack function per kernel, the kernel inlined ------------- */
+
+/* FENCE orders streaming stores before the operation returns (they are weakly ordered). */
+#define DEFINE_LOOPS(NAME, ATTR, COPY, FENCE)                                                 \
+    ATTR static int op_##NAME##_pack(void *arg)                                             \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        const char *t = (const char *)b->src;                                               \
+        char *p = (char *)b->out;                                                           \
+        size_t len = g->len0;                                                               \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc)    \
+            COPY(p, t, len);                                                                \
+        FENCE;                                                                              \
+        return 0;                                                                           \
+    }                                                                                       \
+    ATTR static int op_##NAME##_unpack(void *arg)                                           \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        char *t = (char *)b->dst;                                                           \
+        const char *p = (const char *)b->out;                                               \
+        size_t len = g->len0;                                                               \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc)    \
+            COPY(t, p, len);                                                                \
+        FENCE;                                                                              \
+        return 0;                                                                           \
+    }
+
+/* The prefetching loops copy in chunks of PF_CHUNK bytes so that prefetches are issued while a
+ * long block (lower_tri rows reach 64 KiB) is copied, not all before it. */
+#define PF_CHUNK 1024
+#define DEFINE_PF_LOOPS(NAME, ATTR, COPY, FENCE)                                              \
+    ATTR static int op_##NAME##_pack(void *arg)                                             \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        const char *typed = (const char *)b->src, *t = typed;                               \
+        char *p = (char *)b->out;                                                           \
+        size_t len = g->len0, pos = 0;                                                      \
+        pf_t f;                                                                             \
+        pf_start(&f, g, typed);                                                             \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, len += g->inc) {            \
+            for (size_t o = 0; o < len; o += PF_CHUNK) {                                    \
+                size_t n = len - o < PF_CHUNK ? len - o : PF_CHUNK;                         \
+                pf_until(&f, g, typed, pos + n + b->pf_ahead, 0);                           \
+                COPY(p + pos, t + o, n);                                                    \
+                pos += n;                                                                   \
+            }                                                                               \
+        }                                                                                   \
+        FENCE;                                                                              \
+        return 0;                                                                           \
+    }                                                                                       \
+    ATTR static int op_##NAME##_unpack(void *arg)                                           \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        char *typed = (char *)b->dst, *t = typed;                                           \
+        const char *p = (const char *)b->out;                                               \
+        size_t len = g->len0, pos = 0;                                                      \
+        pf_t f;                                                                             \
+        pf_start(&f, g, typed);                                                             \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, len += g->inc) {            \
+            for (size_t o = 0; o < len; o += PF_CHUNK) {                                    \
+                size_t n = len - o < PF_CHUNK ? len - o : PF_CHUNK;                         \
+                pf_until(&f, g, typed, pos + n + b->pf_ahead, 1);                           \
+                COPY(t + o, p + pos, n);                                                    \
+                pos += n;                                                                   \
+            }                                                                               \
+        }                                                                                   \
+        FENCE;                                                                              \
+        return 0;                                                                           \
+    }
+
+#define NO_FENCE ((void)0)
+DEFINE_LOOPS(blk_memcpy, , cp_memcpy, NO_FENCE)
+#if CEIL_X86
+#define SFENCE _mm_sfence()
+DEFINE_LOOPS(blk_movsb, , cp_movsb, NO_FENCE)
+DEFINE_LOOPS(blk_avx2, TGT_AVX2, cp_avx2, NO_FENCE)
+DEFINE_LOOPS(blk_avx2_nt, TGT_AVX2, cp_avx2_nt, SFENCE)
+DEFINE_LOOPS(blk_avx512, TGT_AVX512, cp_avx512, NO_FENCE)
+DEFINE_LOOPS(blk_avx512_nt, TGT_AVX512, cp_avx512_nt, SFENCE)
+DEFINE_PF_LOOPS(blk_avx2_pf, TGT_AVX2, cp_avx2, NO_FENCE)
+#endif
+
+/* The ceiling: one memcpy of the packed byte count, in the operation's direction. */
+static int op_memcpy_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    memcpy(b->out, b->src, b->g->packed);
+    return 0;
+}
+
+static int op_memcpy_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    memcpy(b->dst, b->out, b->g->packed);
+    return 0;
+}
+
+static int op_gcomm_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    size_t pos = 0;
+    return gcomm_pack(b->src, 1, b->type, b->out, b->g->packed, &pos) != GCOMM_SUCCESS ||
+           pos != b->g->packed;
+}
+
+static int op_gcomm_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    size_t pos = 0;
+    return gcomm_unpack(b->out, b->g->packed, &pos, b->dst, 1, b->type) != GCOMM_SUCCESS ||
+           pos != b->g->packed;
+}
+
+typedef struct {
+    const char *name;
+    int (*pack)(void *);
+    int (*unpack)(void *);
+    const char *needs; /* CPU feature for __builtin_cpu_supports, or NULL */
+} variant_t;
+
+/* memcpy first: every percentage is against it. */
+static const variant_t variants[] = {
+    {"memcpy", op_memcpy_pack, op_memcpy_unpack, NULL},
+    {"gcomm", op_gcomm_pack, op_gcomm_unpack, NULL},
+    {"blk_memcpy", op_blk_memcpy_pack, op_blk_memcpy_unpack, NULL},
+#if CEIL_X86
+    {"blk_movsb", op_blk_movsb_pack, op_blk_movsb_unpack, NULL},
+    {"blk_avx2", op_blk_avx2_pack, op_blk_avx2_unpack, "avx2"},
+    {"blk_avx2_nt", op_blk_avx2_nt_pack, op_blk_avx2_nt_unpack, "avx2"},
+    {"blk_avx512", op_blk_avx512_pack, op_blk_avx512_unpack, "avx512f"},
+    {"blk_avx512_nt", op_blk_avx512_nt_pack, op_blk_avx512_nt_unpack, "avx512f"},
+    {"blk_avx2_pf", op_blk_avx2_pf_pack, op_blk_avx2_pf_unpack, "avx2"},
+#endif
+};
+enum { NVARIANTS = sizeof variants / sizeof variants[0] };
+
+static int variant_usable(const variant_t *v)
+{
+#if CEIL_X86
+    if (v->needs && strcmp(v->needs, "avx2") == 0)
+        return __builtin_cpu_supports("avx2");
+    if (v->needs && strcmp(v->needs, "avx512f") == 0)
+        return __builtin_cpu_supports("avx512f");
+#endif
+    return v->needs == NULL;
+}
+
+/* ---- checks --------------------------------------------------------------------------------- */
+
+/* The reference packed stream, by the plainest loop there is (byte by byte). */
+static void reference_pack(const geom_t *g, const unsigned char *src, unsigned char *ref)
+{
+    size_t len = g->len0, pos = 0;
+    for (size_t i = 0; i < g->nblocks; i++, len += g->inc)
+        for (size_t k = 0; k < len; k++)
+            ref[pos++] = src[i * g->stride + k];
+}
+
+/* Pack: out holds the reference stream and the guard after it is untouched. */
+static int check_pack(const char *what, const bufs_t *b)
+{
+    size_t n = b->g->packed;
+    if (memcmp(b->out, b->ref, n) != 0) {
+        size_t i = 0;
+        while (b->out[i] == b->ref[i])
+            i++;
+        fprintf(stderr, "FAIL %s: packed byte %zu differs from the reference\n", what, i);
+        return 1;
+    }
+    if (bench_find_not(b->out + n, GUARD, SENTINEL) != GUARD) {
+        fprintf(stderr, "FAIL %s: wrote past the packed size\n", what);
+        return 1;
+    }
+    return 0;
+}
+
+/* Unpack into a sentinel-filled dst: every block holds its packed bytes, every byte between the
+ * blocks and after the last one (up to the guard's end) still holds the sentinel. */
+static int check_unpack(const char *what, const bufs_t *b)
+{
+    const geom_t *g = b->g;
+    size_t len = g->len0, pos = 0, at = 0; /* at: first typed byte not yet checked */
+    for (size_t i = 0; i < g->nblocks; i++, len += g->inc) {
+        size_t off = i * g->stride;
+        if (bench_find_not(b->dst + at, off - at, SENTINEL) != off - at) {
+            fprintf(stderr, "FAIL %s: wrote a byte before block %zu, outside the type\n", what, i);
+            return 1;
+        }
+        if (memcmp(b->dst + off, b->ref + pos, len) != 0) {
+            fprintf(stderr, "FAIL %s: block %zu differs from the packed stream\n", what, i);
+            return 1;
+        }
+        pos += len;
+        at = off + len;
+    }
+    size_t tail = g->span + GUARD - at;
+    if (bench_find_not(b->dst + at, tail, SENTINEL) != tail) {
+        fprintf(stderr, "FAIL %s: wrote past the last block\n", what);
+        return 1;
+    }
+    return 0;
+}
+
+/* Runs op once into sentinel-filled memory and checks what it wrote; 0 when correct. */
+static int check_op(const char *shape, int unpack, const bench_op_t *op, const bufs_t *b)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s %zu %s %s", shape, b->g->packed, unpack ? "unpack" : "pack",
+             op->name);
+    if (unpack) {
+        memset(b->dst, SENTINEL, b->g->span + GUARD);
+        return op->call((void *)b) != 0 || check_unpack(what, b) != 0;
+    }
+    memset(b->out, SENTINEL, b->g->packed + GUARD);
+    return op->call((void *)b) != 0 || check_pack(what, b) != 0;
+}
+
+/* ---- driver --------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *shape;
+    size_t bytes;
+    int unpack;
+    double s[NVARIANTS]; /* median seconds per call; 0: not run */
+} row_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_pack_cpu_ceiling [--csv FILE] [--min-bytes N] [--max-bytes N]\n"
+            "                              [--shapes a,b] [--repeat R] [--min-time S]\n"
+            "                              [--pf-ahead BYTES] [--quick]\n"
+            "  --csv FILE       CSV output, one line per (run, shape, size, op, loop)\n"
+            "  --min-bytes N    smallest packed size (default 1K); sizes go up by 4x\n"
+            "  --max-bytes N    largest packed size (default 256M; K/M/G suffixes)\n"
+            "  --shapes LIST    subset of: vector_bl256 lower_tri\n"
+            "  --repeat R       runs of the whole sweep (default 1); R > 1 adds a summary\n"
+            "                   table: median and range over the runs of each %% of memcpy\n"
+            "  --min-time S     timed seconds per loop and measurement (default 0.2)\n"
+            "  --pf-ahead B     prefetch distance of the _pf loops in packed bytes (default 4096)\n"
+            "  --quick          smoke run: up to 1M, 0.02 s per measurement\n"
+            "loops:");
+    for (int v = 0; v < NVARIANTS; v++)
+        fprintf(f, " %s", variants[v].name);
+    fputc('\n', f);
+}
+
+static int shape_selected(const char *list, const char *name)
+{
+    if (!list)
+        return 1;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && strncmp(p, name, l) == 0)
+            return 1;
+        p += l + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+static void print_header(FILE *tab)
+{
+    fprintf(tab, "%-12s %10s %-6s %8s", "shape", "bytes", "op", "memcpy");
+    for (int v = 1; v < NVARIANTS; v++)
+        fprintf(tab, " %*s", (int)(strlen(variants[v].name) > 6 ? strlen(variants[v].name) : 6),
+                variants[v].name);
+    fputc('\n', tab);
+}
+
+/* memcpy in GB/s, every other loop in % of memcpy (higher is faster). */
+static void print_row(FILE *tab, const row_t *r)
+{
+    fprintf(tab, "%-12s %10zu %-6s %8.2f", r->shape, r->bytes, r->unpack ? "unpack" : "pack",
+            bench_gbps(r->bytes, r->s[0]));
+    for (int v = 1; v < NVARIANTS; v++) {
+        int w = (int)(strlen(variants[v].name) > 6 ? strlen(variants[v].name) : 6);
+        if (r->s[v] > 0.0)
+            fprintf(tab, " %*.1f", w, 100.0 * r->s[0] / r->s[v]);
+        else
+            fprintf(tab, " %*s", w, "n/a");
+    }
+    fputc('\n', tab);
+    fflush(tab);
+}
+
+/* Builds, times and checks one (shape, size) in both directions; appends up to two rows.
+ * Returns the number of failed checks, -1 on error, -2 when the shape has no such size. */
+static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, size_t pf_ahead,
+                   int run, FILE *csv, FILE *tab, row_t *rows, int *nrows)
+{
+    geom_t g;
+    if (sh->geom(target, &g) != 0)
+        return -2;
+    bufs_t b = {.g = &g, .type = GCOMM_DATATYPE_NULL, .pf_ahead = pf_ahead};
+    int rc = 0, bad = 0;
+    if (sh->type(&g, &b.type) != GCOMM_SUCCESS || gcomm_type_commit(&b.type) != GCOMM_SUCCESS) {
+        fprintf(stderr, "%s %zu: gcomm type: %s\n", sh->name, g.packed, gcomm_last_error_detail());
+        rc = -1;
+        goto out;
+    }
+    b.src = bench_alloc(g.span + GUARD);
+    b.dst = bench_alloc(g.span + GUARD);
+    b.out = bench_alloc(g.packed + GUARD);
+    b.ref = bench_alloc(g.packed + GUARD);
+    if (!b.src || !b.dst || !b.out || !b.ref) {
+        fprintf(stderr, "%s %zu: out of memory (span %zu bytes)\n", sh->name, g.packed, g.span);
+        rc = -1;
+        goto out;
+    }
+    bench_fill_random(b.src, g.span + GUARD, 0x1234567ull * (uint64_t)(target + 1));
+    memset(b.dst, SENTINEL, g.span + GUARD);
+    memset(b.out, SENTINEL, g.packed + GUARD);
+    reference_pack(&g, b.src, b.ref);
+
+    for (int dir = 0; dir < 2; dir++) {
+        bench_op_t ops[NVARIANTS];
+        int idx[NVARIANTS], nops = 0;
+        for (int v = 0; v < NVARIANTS; v++) {
+            if (!variant_usable(&variants[v]))
+                continue;
+            ops[nops] = (bench_op_t){variants[v].name, dir ? variants[v].unpack : variants[v].pack,
+                                     NULL, &b};
+            idx[nops++] = v;
+        }
+        if (dir) /* unpack reads the reference stream */
+            memcpy(b.out, b.ref, g.packed);
+        bench_result_t res[NVARIANTS];
+        if (bench_measure(ops, nops, opts, res) != 0) {
+            fprintf(stderr, "%s %zu: %s failed: %s\n", sh->name, g.packed, dir ? "unpack" : "pack",
+                    gcomm_last_error_detail());
+            rc = -1;
+            goto out;
+        }
+        row_t *r = &rows[(*nrows)++];
+        *r = (row_t){sh->name, g.packed, dir, {0}};
+        for (int k = 0; k < nops; k++) {
+            r->s[idx[k]] = res[k].median_s;
+            /* each loop once more on fresh sentinels, then its output is checked (not the
+             * ceiling: it copies contiguous bytes, not the type) */
+            if (idx[k] != 0 && check_op(sh->name, dir, &ops[k], &b) != 0)
+                bad++;
+            if (csv)
+                fprintf(csv, "%d,%s,%zu,%s,%s,%.6e,%.6e,%.6e,%ld,%.4f,%.4f\n", run, sh->name,
+                        g.packed, dir ? "unpack" : "pack", ops[k].name, res[k].median_s,
+                        res[k].min_s, res[k].max_s, res[k].samples,
+                        bench_gbps(g.packed, res[k].median_s), r->s[0] / res[k].median_s);
+        }
+        if (csv)
+            fflush(csv);
+        print_row(tab, r);
+    }
+    rc = bad;
+out:
+    free(b.src);
+    free(b.dst);
+    free(b.out);
+    free(b.ref);
+    if (b.type != GCOMM_DATATYPE_NULL)
+        gcomm_type_free(&b.type);
+    return rc;
+}
+
+/* R > 1 runs: per (shape, size, op) row, memcpy's median GB/s and each loop's median and range
+ * (min-max) of % of memcpy over the runs. rows holds nruns sweeps of nper rows each. */
+static void print_summary(FILE *tab, const row_t *rows, int nper, int nruns)
+{
+    fprintf(tab, "\nsummary over %d runs: memcpy GB/s and %% of memcpy, median [min-max]\n", nruns);
+    print_header(tab);
+    double *v = malloc((size_t)nruns * sizeof *v);
+    if (!v)
+        return;
+    for (int k = 0; k < nper; k++) {
+        const row_t *r = &rows[k];
+        for (int x = 0; x < nruns; x++)
+            v[x] = bench_gbps(r->bytes, rows[x * nper + k].s[0]);
+        fprintf(tab, "%-12s %10zu %-6s %8.2f", r->shape, r->bytes, r->unpack ? "unpack" : "pack",
+                bench_median(v, (size_t)nruns));
+        for (int c = 1; c < NVARIANTS; c++) {
+            int w = (int)(strlen(variants[c].name) > 6 ? strlen(variants[c].name) : 6);
+            if (r->s[c] <= 0.0) {
+                fprintf(tab, " %*s", w, "n/a");
+                continue;
+            }
+            for (int x = 0; x < nruns; x++)
+                v[x] = 100.0 * rows[x * nper + k].s[0] / rows[x * nper + k].s[c];
+            double med = bench_median(v, (size_t)nruns); /* sorts: v[0] min, v[n-1] max */
+            char cell[48];
+            snprintf(cell, sizeof cell, "%.0f[%.0f-%.0f]", med, v[0], v[nruns - 1]);
+            fprintf(tab, " %*s", w, cell);
+        }
+        fputc('\n', tab);
+    }
+    free(v);
+}
+
+int main(int argc, char **argv)
+{
+    const char *csv_path = NULL, *shape_list = NULL;
+    size_t max_bytes = (size_t)256 << 20, min_bytes = 1024, pf_ahead = 4096;
+    int quick = 0, repeat = 1;
+    double min_time = -1.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(a, "--csv") == 0 && v) {
+            csv_path = v;
+            i++;
+        } else if (strcmp(a, "--max-bytes") == 0 && v && bench_parse_size(v, &max_bytes) == 0) {
+            i++;
+        } else if (strcmp(a, "--min-bytes") == 0 && v && bench_parse_size(v, &min_bytes) == 0 &&
+                   min_bytes > 0) {
+            i++;
+        } else if (strcmp(a, "--pf-ahead") == 0 && v && bench_parse_size(v, &pf_ahead) == 0) {
+            i++;
+        } else if (strcmp(a, "--min-time") == 0 && v) {
+            min_time = atof(v);
+            i++;
+        } else if (strcmp(a, "--repeat") == 0 && v && atoi(v) >= 1) {
+            repeat = atoi(v);
+            i++;
+        } else if (strcmp(a, "--shapes") == 0 && v) {
+            shape_list = v;
+            i++;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "bench_pack_cpu_ceiling: bad argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (quick && max_bytes > ((size_t)1 << 20))
+        max_bytes = (size_t)1 << 20;
+    bench_opts_t opts = BENCH_OPTS_DEFAULT;
+    opts.min_time_s = min_time >= 0.0 ? min_time : quick ? 0.02 : 0.2;
+    if (quick)
+        opts.max_time_s = 2.0;
+
+    FILE *tab = stdout, *csv = NULL;
+    if (csv_path) {
+        static const char *const cols[] = {"run",   "shape", "bytes",   "op",
+                                           "loop",  "median_s", "min_s", "max_s",
+                                           "samples", "GBps", "frac_of_memcpy"};
+        csv = bench_csv_open(csv_path, cols, (int)(sizeof cols / sizeof cols[0]));
+        if (!csv) {
+            perror(csv_path);
+            return 2;
+        }
+    }
+    bench_print_environment(tab, argc, argv);
+    fprintf(tab, "# median of >= %d samples and >= %.2f s per loop; memcpy in GB/s (packed bytes),"
+                 " every other column in %% of memcpy; prefetch distance %zu bytes\n",
+            opts.min_runs, opts.min_time_s, pf_ahead);
+
+    int nsizes = 0;
+    for (size_t t = min_bytes; t <= max_bytes; t *= 4)
+        nsizes++;
+    int nper_max = 2 * NSHAPES * nsizes;
+    row_t *rows = calloc((size_t)(repeat * nper_max + 1), sizeof *rows);
+    int nrows = 0, failures = 0, errors = 0, nper = 0;
+    for (int run = 0; run < repeat && rows; run++) {
+        if (repeat > 1)
+            fprintf(tab, "\nrun %d of %d\n", run + 1, repeat);
+        print_header(tab);
+        int before = nrows;
+        for (int s = 0; s < NSHAPES; s++) {
+            if (!shape_selected(shape_list, shapes[s].name))
+                continue;
+            for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
+                int rc = run_one(&shapes[s], t, &opts, pf_ahead, run, csv, tab, rows, &nrows);
+                if (rc == -1)
+                    errors++;
+                else if (rc > 0)
+                    failures += rc;
+            }
+        }
+        if (run == 0)
+            nper = nrows - before;
+        else if (nrows - before != nper) /* a size failed in one run only: no summary */
+            errors++;
+    }
+    if (!rows)
+        errors++;
+    else if (repeat > 1 && errors == 0 && nper > 0)
+        print_summary(tab, rows, nper, repeat);
+    fprintf(tab, "%d rows, %d check failures, %d errors\n", nrows, failures, errors);
+    free(rows);
+    if (csv)
+        bench_csv_close(csv);
+    return failures || errors ? 1 : 0;
+}
