@@ -141,6 +141,17 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
 /* Synchronisation of all ranks of a communicator. */
 GCOMMI_DEV int gcomm_barrier(gcomm_context_t *ctx, gcomm_comm_t comm);
 
+/* A printf-like log from device code, printed by the host (with the rank) when gcomm_launch
+ * returns: gcomm_log(&ctx, "step %d: residual %g\n", step, r). Block-collective like every call.
+ * Up to 8 arguments: integers, floating point, pointers (%s prints the pointer, not the string);
+ * the format string is copied (up to 111 characters). At most 4096 records per GPU and launch. */
+#define gcomm_log(ctx, fmt, ...)                                                                   \
+    do {                                                                                           \
+        const uint64_t gcommi_log_args_[GCOMMI_LOG_ARGS + 1] = {                                   \
+            0, GCOMMI_CAT(GCOMMI_LOG_MAP, GCOMMI_NARG(__VA_ARGS__))(__VA_ARGS__)};                 \
+        gcommi_log_write((ctx), (fmt), gcommi_log_args_ + 1, GCOMMI_NARG(__VA_ARGS__));            \
+    } while (0)
+
 /* Host: the handle gcomm_launch takes for a __global__ function (resolved by the CUDA runtime of
  * the calling program, so gcomm's own runtime can launch it). NULL if it is not a kernel. */
 #define gcomm_kernel(fn) gcommi_kernel_handle((const void *)(fn))

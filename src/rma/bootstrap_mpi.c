@@ -10,6 +10,7 @@
 #include "gcomm/gcomm_mpi.h"
 #include "rma/bootstrap.h"
 #include "rma/rt_gpu.h"
+#include "rma/runtime.h"
 
 typedef struct {
     MPI_Comm comm;
@@ -63,11 +64,11 @@ int gcomm_init_mpi(MPI_Comm comm)
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(node, &local);
     MPI_Comm_size(node, &nlocal_procs);
-    MPI_Comm_free(&node);
     /* this milestone connects the processes of one node; other nodes need the proxy */
     int all_local = nlocal_procs == size, every = 0;
     MPI_Allreduce(&all_local, &every, 1, MPI_INT, MPI_LAND, comm);
     if (!every) {
+        MPI_Comm_free(&node);
         MPI_Comm_free(&m->comm);
         free(m);
         return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "the processes of comm are on several nodes; "
@@ -78,6 +79,7 @@ int gcomm_init_mpi(MPI_Comm comm)
     if (env && *env) {
         n = gcommi_parse_devices(env, list, GCOMM_MAX_GPUS);
         if (n < 0) {
+            MPI_Comm_free(&node);
             MPI_Comm_free(&m->comm);
             free(m);
             return n;
@@ -88,13 +90,43 @@ int gcomm_init_mpi(MPI_Comm comm)
         for (int i = 0; i < n; i++) list[i] = i;
     }
     int device = n > 0 ? list[local % n] : -1;
+    /* Two processes on one GPU would each size their grid to the whole GPU, so neither grid could
+     * be resident with the other's: refuse (by the GPU's PCI address, which CUDA_VISIBLE_DEVICES
+     * does not renumber). */
+    char pci[32], *all_pci = calloc((size_t)nlocal_procs, sizeof(pci));
+    int shared_gpu = -1;
+    gcommi_rt_gpu_pci(device, pci, sizeof(pci));
+    if (all_pci) {
+        MPI_Allgather(pci, (int)sizeof(pci), MPI_CHAR, all_pci, (int)sizeof(pci), MPI_CHAR, node);
+        for (int p = 0; p < nlocal_procs && shared_gpu < 0; p++)
+            if (p != local && pci[0] && strcmp(pci, all_pci + (size_t)p * sizeof(pci)) == 0)
+                shared_gpu = p;
+        free(all_pci);
+    }
+    MPI_Comm_free(&node);
     gcommi_bootstrap_t boot = {.rank = rank,
                                .size = size,
                                .allgather = mpi_allgather,
                                .barrier = mpi_barrier,
                                .finalize = mpi_finalize,
                                .state = m};
-    int st = gcommi_rt_init(&boot, device >= 0 ? 1 : 0, &device);
+    int st = shared_gpu >= 0
+                 ? GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this process and process %d of the node "
+                                "would both drive GPU %s (device %d): give each process its own "
+                                "GPU (GCOMM_DEVICES, CUDA_VISIBLE_DEVICES)", shared_gpu, pci, device)
+                 : gcommi_rt_init(&boot, device >= 0 ? 1 : 0, &device);
+    /* all processes succeed or all fail: one that went on alone would wait in every collective */
+    int worst = st;
+    MPI_Allreduce(&st, &worst, 1, MPI_INT, MPI_MIN, comm);
+    if (st == GCOMM_SUCCESS && worst != GCOMM_SUCCESS) {
+        /* nothing was mapped by anyone yet, and the failed processes will not meet us in
+         * gcomm_finalize's barrier: tear down as a process of its own */
+        gcommi_rt.boot.size = 1;
+        gcomm_finalize(); /* frees m through mpi_finalize */
+        gcommi_api_name = "gcomm_init_mpi";
+        return GCOMMI_ERROR(worst, "another process failed to initialise (%s)",
+                            gcomm_error_string(worst));
+    }
     if (st) {
         MPI_Comm_free(&m->comm);
         free(m);

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "gcomm/detail/notif.h"
+#include "rma/devlog.h"
 #include "rma/runtime.h"
 
 #define CUDA_TRY(call, what)                                                                   \
@@ -23,8 +24,7 @@
         cudaError_t e_ = (call);                                                               \
         if (e_ != cudaSuccess) {                                                               \
             cudaGetLastError();                                                                \
-            st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));         \
-            goto out;                                                                          \
+            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));       \
         }                                                                                      \
     } while (0)
 
@@ -128,7 +128,7 @@ int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t sh
                             gcommi_rt.nlocal);
     if (threads_per_block < 1 || threads_per_block > 1024)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "threads_per_block = %d", threads_per_block);
-    int st = GCOMM_SUCCESS, dev = gcommi_rt.local[gpu].device, per_sm = 0, sms = 0, coop = 0;
+    int dev = gcommi_rt.local[gpu].device, per_sm = 0, sms = 0, coop = 0;
     CUDA_TRY(cudaSetDevice(dev), "cudaSetDevice");
     CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "SM count");
     CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev), "attribute");
@@ -144,8 +144,7 @@ int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t sh
         }
     }
     *blocks = per_sm * sms;
-out:
-    return st;
+    return GCOMM_SUCCESS;
 }
 
 /* Prints what every stopped rank of local GPU i was waiting for. */
@@ -235,171 +234,162 @@ static int launch_status(const gpu_result_t *res, int ngpus)
     return GCOMM_SUCCESS;
 }
 
-int gcomm_launch(const gcomm_launch_t *launch)
+/* Every process runs the same sequence of collectives whatever fails locally: after each phase
+ * the processes agree on its status (an allgather of one int), and a failure anywhere sends
+ * every process out with an error that names it. */
+static int agree(gcommi_rt_t *rt, int st)
 {
-    GCOMMI_API_ENTRY();
-    gcommi_rt_t *rt = &gcommi_rt;
-    if (!launch) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch is NULL");
-    if (!rt->initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
-    if (!launch->kernel) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->kernel is NULL");
-    if (launch->threads_per_block < 1 || launch->threads_per_block > 1024)
-        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->threads_per_block = %d (1..1024)",
-                            launch->threads_per_block);
-    if (launch->blocks_per_gpu < 0)
-        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->blocks_per_gpu = %d is negative",
-                            launch->blocks_per_gpu);
-    if (rt->ngpus == 0) return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "no GPU in the job");
+    int n = rt->boot.size, *all = calloc((size_t)n, sizeof(int));
+    if (!all) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory to agree on a status");
+    int rc = rt->boot.allgather(&rt->boot, &st, all, sizeof(int));
+    int first = -1;
+    for (int p = 0; p < n && rc == GCOMM_SUCCESS; p++)
+        if (all[p] != GCOMM_SUCCESS && first < 0) first = p;
+    int code = first >= 0 ? all[first] : GCOMM_SUCCESS;
+    free(all);
+    if (rc != GCOMM_SUCCESS) return rc;
+    if (st != GCOMM_SUCCESS) return st; /* our own detail is recorded */
+    if (first >= 0)
+        return GCOMMI_ERROR(code, "process %d of the job failed (%s); its detail says why", first,
+                            gcomm_error_string(code));
+    return GCOMM_SUCCESS;
+}
 
-    const gcommi_config_t *cfg = gcommi_config();
-    int st = GCOMM_SUCCESS, nproc = rt->boot.size;
-    gpu_info_t *mine = NULL, *all = NULL;
-    gpu_result_t *res_mine = NULL, *res_all = NULL;
-    gcommi_param_t *prm = NULL;
-    int launched = 0;
-    pthread_mutex_lock(&rt->lock);
-
-    /* 1. ranks per GPU: as asked, or as many as can be resident at once */
-    mine = calloc(GCOMMI_MAX_GPUS, sizeof(*mine));
-    all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*all));
-    res_mine = calloc(GCOMMI_MAX_GPUS, sizeof(*res_mine));
-    res_all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*res_all));
-    prm = calloc(GCOMMI_MAX_GPUS, sizeof(*prm));
-    if (!mine || !all || !res_mine || !res_all || !prm) {
-        st = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for the launch tables");
-        goto out;
-    }
+/* Phase 1 (local): ranks per local GPU, as asked or as many as can be resident at once. */
+static int phase_ranks(gcommi_rt_t *rt, const gcomm_launch_t *launch, gpu_info_t *mine)
+{
     for (int i = 0; i < rt->nlocal; i++) {
         int max;
-        st = gcomm_launch_max_blocks(launch->kernel, launch->threads_per_block,
-                                     launch->shared_bytes, i, &max);
+        int st = gcomm_launch_max_blocks(launch->kernel, launch->threads_per_block,
+                                         launch->shared_bytes, i, &max);
         gcommi_api_name = "gcomm_launch";
-        if (st) goto out;
+        if (st) return st;
         int b = launch->blocks_per_gpu ? launch->blocks_per_gpu : max;
-        if (b > max || b < 1) {
-            st = GCOMMI_ERROR(GCOMM_ERR_ARG, "blocks_per_gpu = %d: at most %d blocks of %d threads "
-                              "(%zu bytes of shared memory) of this kernel are resident at once "
-                              "on device %d; ranks that are not resident could deadlock",
-                              b, max, launch->threads_per_block, launch->shared_bytes,
-                              rt->local[i].device);
-            goto out;
-        }
+        if (b > max || b < 1)
+            return GCOMMI_ERROR(GCOMM_ERR_ARG, "blocks_per_gpu = %d: at most %d blocks of %d "
+                                "threads (%zu bytes of shared memory) of this kernel are resident "
+                                "at once on device %d; ranks that are not resident could deadlock",
+                                b, max, launch->threads_per_block, launch->shared_bytes,
+                                rt->local[i].device);
         mine[i].blocks = b;
     }
-    /* every process learns everybody's counts (the error above is local: the others would wait
-     * in the exchange, so an inconsistent job is a user error that the timeout does not cover) */
-    st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine));
-    if (st) goto out;
+    return GCOMM_SUCCESS;
+}
 
-    gcommi_param_t base;
-    memset(&base, 0, sizeof(base));
-    base.version = GCOMMI_RT_VERSION;
-    base.size = sizeof(gcommi_param_t);
-    base.ngpus = rt->ngpus;
-    base.depth = pow2_at_least(cfg->queue_depth > 1 ? cfg->queue_depth : 2);
-    if (base.depth > GCOMMI_DEPTH_MAX) base.depth = GCOMMI_DEPTH_MAX;
-    base.pending_cap = (uint32_t)(cfg->pending_max > 1 ? cfg->pending_max : 1);
-    base.log_level = 0;
-    base.launch_id = ++rt->launches;
-    base.timeout_ns = (uint64_t)(cfg->timeout_ms > 0 ? cfg->timeout_ms : 1) * 1000000ull;
-    int maxlocal = 0, g = 0;
-    for (int p = 0; p < nproc; p++)
-        for (int i = 0; g < rt->ngpus && rt->proc_of_gpu[g] == p; i++, g++) {
-            int b = all[(size_t)p * GCOMMI_MAX_GPUS + i].blocks;
-            base.rank_base[g + 1] = base.rank_base[g] + b;
-            base.proc_of_gpu[g] = p;
-            if (b > maxlocal) maxlocal = b;
-        }
-    base.world_size = base.rank_base[rt->ngpus];
-    if (base.world_size > GCOMMI_SOURCE_MAX) {
-        st = GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "%d ranks in the job; a notification names at "
-                          "most %d", base.world_size, GCOMMI_SOURCE_MAX);
-        goto out;
+/* Frees what was retired (replaced segments, gcomm_free'd regions) once every process has
+ * dropped its mapping of it (called after the processes agreed past their mapping phase). */
+static void free_retired(gcommi_rt_t *rt)
+{
+    for (int i = 0; i < rt->nlocal; i++) {
+        gcommi_local_gpu_t *l = &rt->local[i];
+        cudaSetDevice(l->device);
+        for (int k = 0; k < l->nretired; k++) cudaFree(l->retired[k]);
+        l->nretired = 0;
     }
-    layout_segment(&base, maxlocal);
+    cudaGetLastError();
+}
 
-    /* 2. segments large enough for this launch */
+/* Phase 2 (local): segments large enough for this launch, the log, what the others must know. */
+static int phase_segments(gcommi_rt_t *rt, const gcommi_param_t *base, gpu_info_t *mine)
+{
     for (int i = 0; i < rt->nlocal; i++) {
         gcommi_local_gpu_t *l = &rt->local[i];
         CUDA_TRY(cudaSetDevice(l->device), "cudaSetDevice");
-        if (l->seg_bytes < base.seg_bytes) {
-            if (l->seg) cudaFree(l->seg);
+        if (l->seg_bytes < base->seg_bytes) {
+            /* the others may still map the old one: it is freed after they have moved on */
+            if (l->seg) gcommi_rt_retire(i, l->seg);
             l->seg = NULL;
             l->seg_bytes = 0;
-            CUDA_TRY(cudaMalloc((void **)&l->seg, base.seg_bytes), "runtime segment");
-            l->seg_bytes = base.seg_bytes;
+            CUDA_TRY(cudaMalloc((void **)&l->seg, base->seg_bytes), "runtime segment");
+            l->seg_bytes = base->seg_bytes;
             l->seg_serial = ++rt->next_serial;
         }
-        if (!l->param_dev) CUDA_TRY(cudaMalloc((void **)&l->param_dev, sizeof(gcommi_param_t)),
-                                    "launch parameter");
+        if (!l->param_dev)
+            CUDA_TRY(cudaMalloc((void **)&l->param_dev, sizeof(gcommi_param_t)), "launch parameter");
+        if (!l->log)
+            CUDA_TRY(cudaHostAlloc((void **)&l->log, GCOMMI_LOG_RECORDS * sizeof(gcommi_log_rec_t),
+                                   cudaHostAllocMapped | cudaHostAllocPortable),
+                     "gcomm_log records");
+        memset(l->log, 0, GCOMMI_LOG_RECORDS * sizeof(gcommi_log_rec_t));
         mine[i].seg_base = (uint64_t)(uintptr_t)l->seg;
         mine[i].seg_serial = l->seg_serial;
-        if (nproc > 1) {
+        if (rt->boot.size > 1) {
             cudaIpcMemHandle_t h;
             CUDA_TRY(cudaIpcGetMemHandle(&h, l->seg), "cudaIpcGetMemHandle(segment)");
             memcpy(mine[i].seg_ipc, &h, sizeof(h));
         }
         memcpy(mine[i].regions, l->regions, sizeof(l->regions));
     }
+    return GCOMM_SUCCESS;
+}
 
-    /* 3. exchange segments and regions, map the other processes' */
-    st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine));
-    if (st) goto out;
-    char *seg_view[GCOMMI_MAX_GPUS];
-    for (int p = 0, gg = 0; p < nproc; p++)
+/* Phase 3 (local): every GPU's segment and regions as this process addresses them (other
+ * processes' through CUDA IPC, opened in the context of this process's GPU). */
+static int phase_map(gcommi_rt_t *rt, const gpu_info_t *all, gcommi_param_t *base)
+{
+    for (int p = 0, gg = 0; p < rt->boot.size; p++)
         for (int i = 0; gg < rt->ngpus && rt->proc_of_gpu[gg] == p; i++, gg++) {
             const gpu_info_t *info = &all[(size_t)p * GCOMMI_MAX_GPUS + i];
-            base.nregions[gg] = 0;
+            base->nregions[gg] = 0;
             for (int r = 0; r < GCOMMI_MAX_REGIONS; r++) {
                 const gcommi_region_desc_t *d = &info->regions[r];
-                base.region_base[gg][r] = d->base;
-                base.region_size[gg][r] = d->size;
-                base.region_view[gg][r] = NULL;
-                if (d->size) base.nregions[gg] = r + 1;
+                base->region_base[gg][r] = d->base;
+                base->region_size[gg][r] = d->size;
+                base->region_view[gg][r] = NULL;
+                if (d->size) base->nregions[gg] = r + 1;
             }
             if (p == rt->boot.rank) {
-                seg_view[gg] = rt->local[i].seg;
+                base->seg[gg] = rt->local[i].seg;
                 for (int r = 0; r < GCOMMI_MAX_REGIONS; r++)
-                    base.region_view[gg][r] = (char *)(uintptr_t)info->regions[r].base;
+                    base->region_view[gg][r] = (char *)(uintptr_t)info->regions[r].base;
                 continue;
             }
+            if (rt->nlocal == 0) continue; /* nothing here runs kernels */
             CUDA_TRY(cudaSetDevice(rt->local[0].device), "cudaSetDevice");
             void *v;
-            st = ipc_map(&rt->seg_map[gg], info->seg_serial, info->seg_ipc, 0, &v);
-            if (st) goto out;
-            seg_view[gg] = v;
+            GCOMMI_CHECK(ipc_map(&rt->seg_map[gg], info->seg_serial, info->seg_ipc, 0, &v));
+            base->seg[gg] = v;
             for (int r = 0; r < GCOMMI_MAX_REGIONS; r++) {
                 const gcommi_region_desc_t *d = &info->regions[r];
                 gcommi_ipc_map_t *m = &rt->region_map[gg][r];
-                if (!d->size) {
+                if (!d->size) { /* gone: drop our mapping (the owner frees it after agreeing) */
                     if (m->view) cudaIpcCloseMemHandle(m->view);
                     m->view = NULL;
                     m->serial = 0;
                     continue;
                 }
-                st = ipc_map(m, d->serial, d->ipc, d->alloc_offset, &v);
-                if (st) goto out;
-                base.region_view[gg][r] = v;
+                GCOMMI_CHECK(ipc_map(m, d->serial, d->ipc, d->alloc_offset, &v));
+                base->region_view[gg][r] = v;
             }
         }
-    for (int gg = 0; gg < rt->ngpus; gg++) base.seg[gg] = seg_view[gg];
+    return GCOMM_SUCCESS;
+}
 
-    /* 4. each GPU's parameter; zeroed segments everywhere before any kernel starts */
+/* Phase 4 (local): each GPU's parameter, zeroed segments; everything queued before the launch
+ * (the user's work on the default stream too) done. */
+static int phase_upload(gcommi_rt_t *rt, const gcommi_param_t *base, gcommi_param_t *prm)
+{
     for (int i = 0; i < rt->nlocal; i++) {
         gcommi_local_gpu_t *l = &rt->local[i];
-        prm[i] = base;
+        prm[i] = *base;
         prm[i].gpu = rt->first + i;
-        prm[i].nlocal = base.rank_base[prm[i].gpu + 1] - base.rank_base[prm[i].gpu];
+        prm[i].nlocal = base->rank_base[prm[i].gpu + 1] - base->rank_base[prm[i].gpu];
+        CUDA_TRY(cudaHostGetDevicePointer((void **)&prm[i].log, l->log, 0), "gcomm_log records");
         CUDA_TRY(cudaSetDevice(l->device), "cudaSetDevice");
         CUDA_TRY(cudaMemcpyAsync(l->param_dev, &prm[i], sizeof(prm[i]), cudaMemcpyHostToDevice,
                                  (cudaStream_t)l->stream), "parameter upload");
-        CUDA_TRY(cudaMemsetAsync(l->seg, 0, base.seg_bytes, (cudaStream_t)l->stream),
+        CUDA_TRY(cudaMemsetAsync(l->seg, 0, base->seg_bytes, (cudaStream_t)l->stream),
                  "segment reset");
-        CUDA_TRY(cudaStreamSynchronize((cudaStream_t)l->stream), "segment reset");
+        CUDA_TRY(cudaDeviceSynchronize(), "synchronising before the launch");
     }
-    st = rt->boot.barrier(&rt->boot);
-    if (st) goto out;
+    return GCOMM_SUCCESS;
+}
 
-    /* 5. launch on every local GPU */
+/* Launches on every local GPU; returns how many were launched (st: the first failure). */
+static int launch_all(gcommi_rt_t *rt, const gcomm_launch_t *launch, const gpu_info_t *mine,
+                      int *st)
+{
+    int launched = 0;
     for (int i = 0; i < rt->nlocal; i++) {
         gcommi_local_gpu_t *l = &rt->local[i];
         void **args = launch->args[i] ? launch->args[i] : launch->args[0];
@@ -416,62 +406,139 @@ int gcomm_launch(const gcomm_launch_t *launch)
         args[0] = saved;
         if (e != cudaSuccess) {
             cudaGetLastError();
-            st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "cudaLaunchCooperativeKernel on device %d: %s",
-                              l->device, cudaGetErrorString(e));
-            /* the other processes' kernels stop at their timeout */
+            /* the ranks already running elsewhere stop at their timeout */
+            *st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "cudaLaunchCooperativeKernel on device %d: %s",
+                               l->device, cudaGetErrorString(e));
             break;
         }
         launched = i + 1;
     }
+    return launched;
+}
 
-    /* 6. wait. The kernels' own waits time out (GCOMM_TIMEOUT_MS) and stop every GPU's ranks, so
-     * the host only sleeps here; a kernel may legitimately compute for as long as it likes. */
-    {
-        double nap = 20e-6;
-        for (;;) {
-            int busy = 0;
-            for (int i = 0; i < launched; i++) {
-                cudaSetDevice(rt->local[i].device);
-                if (cudaStreamQuery((cudaStream_t)rt->local[i].stream) == cudaErrorNotReady) busy = 1;
-            }
-            if (!busy) break;
-            struct timespec ts = {0, (long)(nap * 1e9)};
-            nanosleep(&ts, NULL);
-            if (nap < 1e-3) nap *= 2;
+/* Waits for the launched kernels. Their own waits time out (GCOMM_TIMEOUT_MS) and stop every
+ * GPU's ranks, so the host only sleeps here; a kernel may compute for as long as it likes. */
+static void wait_all(gcommi_rt_t *rt, int launched)
+{
+    double nap = 20e-6;
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < launched; i++) {
+            cudaSetDevice(rt->local[i].device);
+            if (cudaStreamQuery((cudaStream_t)rt->local[i].stream) == cudaErrorNotReady) busy = 1;
         }
+        if (!busy) break;
+        struct timespec ts = {0, (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+        if (nap < 1e-3) nap *= 2;
     }
+}
 
-    /* 7. results of every GPU, everywhere */
-    for (int i = 0; i < launched; i++) {
-        gcommi_local_gpu_t *l = &rt->local[i];
-        cudaSetDevice(l->device);
-        cudaError_t e = cudaStreamSynchronize((cudaStream_t)l->stream);
-        if (e != cudaSuccess) {
-            res_mine[i].cuda_error = (int32_t)e;
-            cudaGetLastError();
-            continue;
-        }
-        gcommi_ctrl_t c;
-        e = cudaMemcpy(&c, l->seg + base.off_ctrl, sizeof(c), cudaMemcpyDeviceToHost);
-        if (e != cudaSuccess) {
-            res_mine[i].cuda_error = (int32_t)e;
-            cudaGetLastError();
-            continue;
-        }
-        res_mine[i].abort = (int32_t)c.abort.v;
-        res_mine[i].error = c.error;
-        if (c.abort.v) print_reports(i, &prm[i]);
+/* How local GPU i's ranks ended: kernel failure, abort word, first error; prints its gcomm_log
+ * records and, after a stop, what each rank was waiting for. */
+static void collect(gcommi_rt_t *rt, int i, const gcommi_param_t *prm, gpu_result_t *res)
+{
+    gcommi_local_gpu_t *l = &rt->local[i];
+    cudaSetDevice(l->device);
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)l->stream);
+    gcommi_ctrl_t c;
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&c, l->seg + prm->off_ctrl, sizeof(c), cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+        res->cuda_error = (int32_t)e;
+        cudaGetLastError();
+        return;
     }
+    res->abort = (int32_t)c.abort.v;
+    res->error = c.error;
+    if (c.log_next.v)
+        gcommi_devlog_print(gcommi_config_log_stream(), l->log, c.log_next.v, prm->gpu);
+    if (c.abort.v) print_reports(i, prm);
+}
+
+int gcomm_launch(const gcomm_launch_t *launch)
+{
+    GCOMMI_API_ENTRY();
+    gcommi_rt_t *rt = &gcommi_rt;
+    if (!launch) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch is NULL");
+    if (!rt->initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
+    if (!launch->kernel) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->kernel is NULL");
+    if (launch->threads_per_block < 1 || launch->threads_per_block > 1024)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->threads_per_block = %d (1..1024)",
+                            launch->threads_per_block);
+    if (launch->blocks_per_gpu < 0)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->blocks_per_gpu = %d is negative",
+                            launch->blocks_per_gpu);
+    if (rt->ngpus == 0) return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "no GPU in the job");
+
+    const gcommi_config_t *cfg = gcommi_config();
+    const int nproc = rt->boot.size;
+    pthread_mutex_lock(&rt->lock);
+    gpu_info_t *mine = calloc(GCOMMI_MAX_GPUS, sizeof(*mine));
+    gpu_info_t *all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*all));
+    gpu_result_t *res_mine = calloc(GCOMMI_MAX_GPUS, sizeof(*res_mine));
+    gpu_result_t *res_all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*res_all));
+    gcommi_param_t *prm = calloc(GCOMMI_MAX_GPUS, sizeof(*prm));
+    gcommi_param_t *base = calloc(1, sizeof(*base));
+    int st = (!mine || !all || !res_mine || !res_all || !prm || !base)
+                 ? GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for the launch tables")
+                 : GCOMM_SUCCESS;
+
+    /* 1. ranks: checked locally, agreed, then everybody's counts everywhere */
+    if (st == GCOMM_SUCCESS) st = phase_ranks(rt, launch, mine);
+    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    if ((st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine))))
+        goto out;
+    base->version = GCOMMI_RT_VERSION;
+    base->size = sizeof(gcommi_param_t);
+    base->ngpus = rt->ngpus;
+    base->depth = pow2_at_least(cfg->queue_depth > 1 ? cfg->queue_depth : 2);
+    if (base->depth > GCOMMI_DEPTH_MAX) base->depth = GCOMMI_DEPTH_MAX;
+    base->pending_cap = (uint32_t)(cfg->pending_max > 1 ? cfg->pending_max : 1);
+    base->launch_id = ++rt->launches;
+    base->timeout_ns = (uint64_t)(cfg->timeout_ms > 0 ? cfg->timeout_ms : 1) * 1000000ull;
+    int maxlocal = 0;
+    for (int p = 0, g = 0; p < nproc; p++)
+        for (int i = 0; g < rt->ngpus && rt->proc_of_gpu[g] == p; i++, g++) {
+            int b = all[(size_t)p * GCOMMI_MAX_GPUS + i].blocks;
+            base->rank_base[g + 1] = base->rank_base[g] + b;
+            base->proc_of_gpu[g] = p;
+            if (b > maxlocal) maxlocal = b;
+        }
+    base->world_size = base->rank_base[rt->ngpus];
+    if (base->world_size > GCOMMI_SOURCE_MAX) { /* the same verdict everywhere */
+        st = GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "%d ranks in the job; a notification names at "
+                          "most %d", base->world_size, GCOMMI_SOURCE_MAX);
+        goto out;
+    }
+    layout_segment(base, maxlocal);
+
+    /* 2. segments; 3. exchange and map; 4. upload and reset, then free what was retired (every
+     * process has moved its mappings on by then) */
+    st = phase_segments(rt, base, mine);
+    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    if ((st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine))))
+        goto out;
+    st = phase_map(rt, all, base);
+    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    st = phase_upload(rt, base, prm);
+    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    free_retired(rt);
+
+    /* 5. launch, wait, and the results of every GPU everywhere (always exchanged) */
+    int lst = GCOMM_SUCCESS;
+    int launched = launch_all(rt, launch, mine, &lst);
+    wait_all(rt, launched);
+    for (int i = 0; i < launched; i++) collect(rt, i, &prm[i], &res_mine[i]);
+    st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
     if (st == GCOMM_SUCCESS) {
-        st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
-        if (st == GCOMM_SUCCESS) {
-            gpu_result_t res[GCOMMI_MAX_GPUS];
-            for (int p = 0, gg = 0; p < nproc; p++)
-                for (int i = 0; gg < rt->ngpus && rt->proc_of_gpu[gg] == p; i++, gg++)
-                    res[gg] = res_all[(size_t)p * GCOMMI_MAX_GPUS + i];
-            st = launch_status(res, rt->ngpus);
-        }
+        gpu_result_t res[GCOMMI_MAX_GPUS];
+        for (int p = 0, gg = 0; p < nproc; p++)
+            for (int i = 0; gg < rt->ngpus && rt->proc_of_gpu[gg] == p; i++, gg++)
+                res[gg] = res_all[(size_t)p * GCOMMI_MAX_GPUS + i];
+        st = launch_status(res, rt->ngpus);
     }
+    if ((st = agree(rt, lst != GCOMM_SUCCESS ? lst : st)) != GCOMM_SUCCESS) goto out;
 out:
     pthread_mutex_unlock(&rt->lock);
     free(mine);
@@ -479,5 +546,6 @@ out:
     free(res_mine);
     free(res_all);
     free(prm);
+    free(base);
     return st;
 }

@@ -10,8 +10,9 @@
 #include "common/memkind.h"
 #include "rma/runtime.h"
 
-/* Start of the CUDA allocation that holds ptr (an IPC handle maps whole allocations). */
-static int alloc_start(void *ptr, uint64_t *start)
+/* Start of the CUDA allocation that holds [ptr, ptr + bytes) (an IPC handle maps whole
+ * allocations); an error when the range runs past the allocation. */
+static int alloc_start(void *ptr, size_t bytes, uint64_t *start)
 {
     typedef CUresult (*range_fn)(CUdeviceptr *, size_t *, CUdeviceptr);
     static range_fn fn;
@@ -29,6 +30,12 @@ static int alloc_start(void *ptr, uint64_t *start)
     size_t size = 0;
     if (fn(&base, &size, (CUdeviceptr)(uintptr_t)ptr) != CUDA_SUCCESS)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "ptr = %p is not in a CUDA allocation", ptr);
+    uint64_t p = (uint64_t)(uintptr_t)ptr;
+    if (bytes > size - (p - (uint64_t)base))
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "ptr = %p, bytes = %zu runs %llu bytes past the end of "
+                            "its allocation (%zu bytes at 0x%llx)", ptr, bytes,
+                            (unsigned long long)(bytes - (size - (p - (uint64_t)base))), size,
+                            (unsigned long long)base);
     *start = (uint64_t)base;
     return GCOMM_SUCCESS;
 }
@@ -57,9 +64,9 @@ static int region_add(int local, void *ptr, size_t bytes, int user_owned)
     d.base = b;
     d.size = bytes;
     d.serial = ++rt->next_serial;
+    uint64_t start = b;
+    if (user_owned) GCOMMI_CHECK(alloc_start(ptr, bytes, &start)); /* within its allocation */
     if (rt->boot.size > 1) { /* other processes map it through CUDA IPC */
-        uint64_t start = b;
-        if (user_owned) GCOMMI_CHECK(alloc_start(ptr, &start));
         cudaIpcMemHandle_t h;
         cudaError_t e = cudaIpcGetMemHandle(&h, (void *)(uintptr_t)start);
         if (e != cudaSuccess) {
@@ -128,8 +135,8 @@ int gcomm_free(void *ptr)
     if (region_find(ptr, &local, &slot) || gcommi_rt.local[local].user_owned[slot]) {
         st = GCOMMI_ERROR(GCOMM_ERR_ARG, "ptr = %p was not returned by gcomm_malloc", ptr);
     } else {
-        cudaSetDevice(gcommi_rt.local[local].device);
-        cudaFree(ptr);
+        /* other processes may map it until their next launch: freed after that */
+        gcommi_rt_retire(local, ptr);
         memset(&gcommi_rt.local[local].regions[slot], 0, sizeof(gcommi_region_desc_t));
     }
     pthread_mutex_unlock(&gcommi_rt.lock);

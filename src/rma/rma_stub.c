@@ -21,6 +21,11 @@ void gcommi_rt_release(void)
 {
 }
 
+void gcommi_rt_gpu_pci(int device, char *out, size_t size)
+{
+    if (size) out[0] = '\0';
+}
+
 #define NO_GPU(name)                                                                           \
     GCOMMI_API_ENTRY();                                                                        \
     return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "%s needs a GPU; gcomm was built without CUDA", name)

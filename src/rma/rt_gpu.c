@@ -23,6 +23,16 @@ int gcommi_rt_gpu_count(void)
     return gcommi_gpu_count();
 }
 
+void gcommi_rt_gpu_pci(int device, char *out, size_t size)
+{
+    if (size == 0) return;
+    out[0] = '\0';
+    if (device < 0 || cudaDeviceGetPCIBusId(out, (int)size, device) != cudaSuccess) {
+        cudaGetLastError();
+        out[0] = '\0';
+    }
+}
+
 int gcommi_rt_gpu_setup(gcommi_rt_t *rt)
 {
     int visible = gcommi_gpu_count();
@@ -57,6 +67,20 @@ int gcommi_rt_gpu_setup(gcommi_rt_t *rt)
     return GCOMM_SUCCESS;
 }
 
+void gcommi_rt_retire(int i, void *ptr)
+{
+    gcommi_local_gpu_t *l = &gcommi_rt.local[i];
+    cudaSetDevice(l->device);
+    if (gcommi_rt.boot.size == 1 || l->nretired == GCOMMI_MAX_REGIONS + 1) {
+        if (l->nretired == GCOMMI_MAX_REGIONS + 1)
+            GCOMM_LOG_WARN("rma", "too many allocations waiting to be freed: freeing %p now", ptr);
+        cudaFree(ptr);
+        cudaGetLastError();
+        return;
+    }
+    l->retired[l->nretired++] = ptr;
+}
+
 void gcommi_rt_release(void)
 {
     gcommi_rt_t *rt = &gcommi_rt;
@@ -67,14 +91,19 @@ void gcommi_rt_release(void)
     }
     memset(rt->seg_map, 0, sizeof(rt->seg_map));
     memset(rt->region_map, 0, sizeof(rt->region_map));
+    /* nobody frees memory another process still maps (CUDA leaves that undefined) */
+    if (rt->boot.size > 1 && rt->boot.barrier(&rt->boot) != GCOMM_SUCCESS)
+        GCOMM_LOG_WARN("rma", "gcomm_finalize: the processes did not meet before freeing");
     for (int i = 0; i < rt->nlocal; i++) {
         gcommi_local_gpu_t *l = &rt->local[i];
         cudaSetDevice(l->device);
         for (int r = 0; r < GCOMMI_MAX_REGIONS; r++)
             if (l->regions[r].size && !l->user_owned[r])
                 cudaFree((void *)(uintptr_t)l->regions[r].base);
+        for (int k = 0; k < l->nretired; k++) cudaFree(l->retired[k]);
         if (l->seg) cudaFree(l->seg);
         if (l->param_dev) cudaFree(l->param_dev);
+        if (l->log) cudaFreeHost(l->log);
         if (l->stream) cudaStreamDestroy((cudaStream_t)l->stream);
         memset(l, 0, sizeof(*l));
     }

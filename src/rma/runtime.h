@@ -38,6 +38,11 @@ typedef struct {
     size_t seg_bytes;
     uint64_t seg_serial;
     gcommi_param_t *param_dev;                    /* device copy of the launch parameter */
+    gcommi_log_rec_t *log;                        /* gcomm_log records (mapped pinned memory) */
+    /* allocations other processes may still map: freed at the next launch, once every process
+     * has moved its mappings on, or at gcomm_finalize after a barrier */
+    void *retired[GCOMMI_MAX_REGIONS + 1];
+    int nretired;
     void *stream;                                 /* cudaStream_t of launches */
 } gcommi_local_gpu_t;
 
@@ -61,6 +66,10 @@ extern gcommi_rt_t gcommi_rt;
 
 /* Local index of CUDA device `device` in this process, or -1. */
 int gcommi_rt_local_of_device(int device);
+
+/* Defers cudaFree of an allocation of local GPU i that other processes may map (freed directly
+ * when the job has one process). */
+void gcommi_rt_retire(int i, void *ptr);
 
 /* Releases every GPU resource of the runtime (gcomm_finalize). */
 void gcommi_rt_release(void);

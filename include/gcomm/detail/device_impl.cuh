@@ -711,4 +711,56 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
     return ctx->status;
 }
 
+/* ---- device log ---- */
+
+/* Argument words of gcomm_log: integers widened (signed ones sign-extended), floating point as the
+ * bits of a double, pointers as their address. */
+static inline __device__ uint64_t gcommi_log_word(int v) { return (uint64_t)(int64_t)v; }
+static inline __device__ uint64_t gcommi_log_word(unsigned v) { return v; }
+static inline __device__ uint64_t gcommi_log_word(long v) { return (uint64_t)(int64_t)v; }
+static inline __device__ uint64_t gcommi_log_word(unsigned long v) { return v; }
+static inline __device__ uint64_t gcommi_log_word(long long v) { return (uint64_t)v; }
+static inline __device__ uint64_t gcommi_log_word(unsigned long long v) { return v; }
+static inline __device__ uint64_t gcommi_log_word(double v) { return (uint64_t)__double_as_longlong(v); }
+static inline __device__ uint64_t gcommi_log_word(float v) { return gcommi_log_word((double)v); }
+static inline __device__ uint64_t gcommi_log_word(const void *v) { return (uint64_t)(uintptr_t)v; }
+
+#define GCOMMI_CAT(a, b) GCOMMI_CAT_(a, b)
+#define GCOMMI_CAT_(a, b) a##b
+#define GCOMMI_NARG(...) GCOMMI_NARG_(_0, ##__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define GCOMMI_NARG_(_0, _1, _2, _3, _4, _5, _6, _7, _8, N, ...) N
+#define GCOMMI_LW(x) gcommi_log_word(x)
+#define GCOMMI_LOG_MAP0()
+#define GCOMMI_LOG_MAP1(a) GCOMMI_LW(a)
+#define GCOMMI_LOG_MAP2(a, b) GCOMMI_LW(a), GCOMMI_LW(b)
+#define GCOMMI_LOG_MAP3(a, b, c) GCOMMI_LOG_MAP2(a, b), GCOMMI_LW(c)
+#define GCOMMI_LOG_MAP4(a, b, c, d) GCOMMI_LOG_MAP3(a, b, c), GCOMMI_LW(d)
+#define GCOMMI_LOG_MAP5(a, b, c, d, e) GCOMMI_LOG_MAP4(a, b, c, d), GCOMMI_LW(e)
+#define GCOMMI_LOG_MAP6(a, b, c, d, e, f) GCOMMI_LOG_MAP5(a, b, c, d, e), GCOMMI_LW(f)
+#define GCOMMI_LOG_MAP7(a, b, c, d, e, f, g) GCOMMI_LOG_MAP6(a, b, c, d, e, f), GCOMMI_LW(g)
+#define GCOMMI_LOG_MAP8(a, b, c, d, e, f, g, h) GCOMMI_LOG_MAP7(a, b, c, d, e, f, g), GCOMMI_LW(h)
+
+/* Thread 0 claims a record of this GPU's log and fills it; the host prints the records in the
+ * order they were claimed. */
+static inline __device__ void gcommi_log_write(gcomm_context_t *ctx, const char *fmt,
+                                               const uint64_t *args, int nargs)
+{
+    __syncthreads();
+    if (gcommi_tid() == 0 && ctx->p->log) {
+        uint32_t slot = atomicAdd((unsigned int *)&ctx->ctrl->log_next.v, 1u);
+        if (slot < GCOMMI_LOG_RECORDS) {
+            volatile gcommi_log_rec_t *r = ctx->p->log + slot;
+            r->rank = ctx->rank;
+            r->nargs = nargs;
+            for (int i = 0; i < nargs && i < GCOMMI_LOG_ARGS; i++) r->args[i] = args[i];
+            int k = 0;
+            for (; fmt && fmt[k] && k < GCOMMI_LOG_FMT - 1; k++) r->fmt[k] = fmt[k];
+            r->fmt[k] = '\0';
+            __threadfence_system();
+            r->valid = 1;
+        }
+    }
+    __syncthreads();
+}
+
 #endif /* GCOMM_DETAIL_DEVICE_IMPL_CUH */

@@ -92,6 +92,20 @@ typedef struct {
     uint32_t lane_next[GCOMMI_MAX_GPUS]; /* entries consumed per lane */
 } gcommi_report_t;
 
+/* One gcomm_log record (written by the device into mapped pinned host memory, printed by the
+ * host after the launch). Arguments are 64-bit words; the format says how to read them. */
+#define GCOMMI_LOG_ARGS 8
+#define GCOMMI_LOG_FMT 112
+#define GCOMMI_LOG_RECORDS 4096 /* per GPU and launch; later records are counted, not kept */
+typedef struct {
+    uint32_t valid;
+    int32_t rank;
+    int32_t nargs;
+    uint32_t pad;
+    uint64_t args[GCOMMI_LOG_ARGS];
+    char fmt[GCOMMI_LOG_FMT];
+} gcommi_log_rec_t;
+
 typedef struct {
     gcommi_line_t abort;       /* nonzero: stop; every wait returns (value: -GCOMM_ERR_*) */
     gcommi_error_t error;
@@ -99,6 +113,7 @@ typedef struct {
     gcommi_line_t bar_arrive[GCOMMI_NCOMMS]; /* monotonic arrival counters */
     gcommi_line_t bar_gen[GCOMMI_NCOMMS];    /* generation released */
     gcommi_line_t bar_cross;                 /* GPU 0 only: arrivals of the GPUs' last blocks */
+    gcommi_line_t log_next;                  /* gcomm_log records claimed on this GPU */
 } gcommi_ctrl_t;
 
 /* The private state of one rank (only its own block touches it): lanes' read positions and the
@@ -129,6 +144,7 @@ typedef struct gcommi_param_s {
     uint64_t off_ctrl, off_win, off_tail, off_consumed, off_ring, off_priv, priv_stride;
     uint64_t off_report, seg_bytes;
     char *seg[GCOMMI_MAX_GPUS];        /* each GPU's segment as this GPU addresses it */
+    gcommi_log_rec_t *log;             /* GCOMMI_LOG_RECORDS records (mapped pinned host memory) */
     int32_t nregions[GCOMMI_MAX_GPUS];
     uint64_t region_base[GCOMMI_MAX_GPUS][GCOMMI_MAX_REGIONS]; /* in the owner process */
     uint64_t region_size[GCOMMI_MAX_GPUS][GCOMMI_MAX_REGIONS];

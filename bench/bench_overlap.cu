@@ -1,0 +1,780 @@
+/* Overlap of computation and communication: the dCUDA paper's "overlap" micro-benchmark (Gysi,
+ * Baer, Hoefler, SC'16, Section IV, Figs. 7 and 8) on gcomm.
+ *
+ * One kernel, launched with gcomm_launch on every GPU this process drives (gcomm_init), runs each
+ * thread block as one rank; the ranks are over-decomposed (default: as many as are resident, at
+ * most --ranks-per-sm per SM) so that while some ranks of an SM wait for their halos, the
+ * hardware scheduler runs others' computation. Every iteration of every rank does
+ *   1. a compute phase on the rank's own data, one of two workloads:
+ *      compute  (compute-bound) Newton-Raphson iterations y <- (y + x / y) / 2 for sqrt(x), one
+ *               element per thread (the paper: "128 divisions per rank" per iteration);
+ *      memory   (memory-bound) a copy of one chunk of the rank's source array to a second array;
+ *               the chunk moves on every iteration through a region per rank, so the data cycled
+ *               through (--mem-bytes per GPU) is far larger than the L2 and comes from DRAM;
+ *   2. an exchange phase: the rank put_notifies a halo of --halo-bytes to its left and right
+ *      neighbour on a 1-D ring over all ranks of all GPUs (the ring crosses to the peer GPU at
+ *      the GPUs' first and last ranks), then waits for its two notifications.
+ * Runtime flags (kernel parameters, not template or compile-time switches, so that the code is
+ * the same in every mode, as in the paper) skip either phase: mode "both" runs both, "compute"
+ * only phase 1 (--no-exchange), "exchange" only phase 2 (--no-compute).
+ *
+ * Unless --nr-iters / --copy-bytes fix it, the amount of computation per iteration is calibrated
+ * so that compute only takes about as long as exchange only: that is where overlap matters most
+ * (the paper's figures sweep it; where one phase dominates, the ratio below tends to 1 anyway).
+ *
+ * Timing: in-kernel, %globaltimer read by each GPU's first rank after a gcomm_barrier(WORLD)
+ * before the iteration loop and after one behind it (launch, setup and window creation are
+ * excluded); the longest GPU's interval / iterations. Median over --repeats launches after a
+ * warm-up launch; the three modes are timed in interleaved rounds (rotating order) so that a
+ * disturbance hits all alike. Reported per workload: ratio = both / max(compute, exchange)
+ * (1.0: perfect overlap; (c + x) / max(c, x): none). Issue targets: memory <= 1.10,
+ * compute <= 1.25; a miss is printed but does not change the exit code (--quick runs are too
+ * short to judge performance).
+ *
+ * Verification, after the timed launches of each mode (all outputs are zeroed before every
+ * launch, so a stale result cannot pass): the halos a sample of ranks received in the last
+ * iteration equal the deterministic pattern their neighbours sent (a function of the sender's
+ * rank and the iteration, never zero); the sqrt results of the sampled ranks are within 1e-6
+ * relative of sqrt(x); the memory workload's last copied chunk equals its (random, never zero)
+ * source. Any device-side gcomm error also fails the run.
+ *
+ * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio with
+ * ratio given on the "both" row only (empty on the others).
+ *
+ * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N]
+ *                      [--workload compute|memory|both] [--no-compute] [--no-exchange]
+ *                      [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]
+ *                      [--quick] [--csv FILE]
+ * Exit: 0 verified, 1 wrong result or error, 2 bad option, 77 no GPU. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "gcomm/device.cuh"
+#include "gcomm/gcomm.h"
+
+#define CK(call)                                                                               \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+#define GK(call)                                                                               \
+    do {                                                                                       \
+        int r_ = (call);                                                                       \
+        if (r_ != GCOMM_SUCCESS) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,                 \
+                    gcomm_error_string(r_), gcomm_last_error_detail());                        \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+enum { WL_COMPUTE = 0, WL_MEMORY = 1 };
+enum { MODE_BOTH = 0, MODE_COMPUTE = 1, MODE_EXCHANGE = 2, NMODES = 3 };
+static const char *const wl_name[2] = {"compute", "memory"};
+static const char *const mode_name[NMODES] = {"both", "compute", "exchange"};
+
+/* Smallest Newton-Raphson count: from the largest start (4 x 1024, see k_overlap) to sqrt(x) >= 1
+ * takes about 12 halvings and then a few quadratic steps, so 48 always converges to double
+ * precision and the 1e-6 check is meaningful whatever the calibration picks. */
+#define NR_MIN 48
+#define NR_MAX (1 << 20)
+
+/* Everything the kernel needs besides the per-GPU pointers (passed by value, same on every GPU). */
+typedef struct {
+    int workload;       /* WL_COMPUTE or WL_MEMORY */
+    int do_compute;     /* 0: skip phase 1 (--no-compute) */
+    int do_exchange;    /* 0: skip phase 2 (--no-exchange) */
+    int iters;
+    int nr_iters;       /* Newton-Raphson iterations per element per iteration */
+    int nchunks;        /* chunks in a rank's memory region */
+    size_t region_words; /* 16-byte words of the memory workload per rank */
+    size_t chunk_words;  /* 16-byte words copied per rank per iteration */
+    size_t halo_bytes;
+} kparams_t;
+
+/* Per GPU, written by the GPU's first rank (times) and by every rank (errors). */
+typedef struct {
+    unsigned long long t0, t1; /* globaltimer after the opening and the closing barrier */
+    unsigned errors;           /* gcomm calls that failed, over all ranks of the GPU */
+} kclock_t;
+
+/* The halo word w that `rank` sends in iteration `it`: a hash, so that a halo from the wrong
+ * sender, iteration or offset cannot match; never zero, so that a halo that never arrived (the
+ * windows are zeroed before each launch) cannot either. */
+static __host__ __device__ inline uint32_t halo_word(int rank, int it, uint32_t w)
+{
+    uint32_t h = (uint32_t)rank * 0x9E3779B1u ^ (uint32_t)it * 0x85EBCA77u ^ w * 0xC2B2AE3Du;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 12;
+    h *= 0x297A2D39u;
+    h ^= h >> 15;
+    return h ? h : 1u;
+}
+
+static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* The benchmark kernel. Per GPU: cin/cout hold ranks x blockDim doubles (compute workload),
+ * msrc/mdst ranks x region_words 16-byte words (memory workload), halo ranks x 2 halo_bytes of
+ * windows ([0, h) from the left neighbour, [h, 2h) from the right) followed by ranks x halo_bytes
+ * of send buffers. */
+__global__ void k_overlap(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
+                          uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
+{
+    __shared__ gcomm_context_t ctx;
+    unsigned err = gcomm_init(param, &ctx) != GCOMM_SUCCESS;
+    int rank = 0, size = 1, lrank = 0, lsize = 1;
+    err += gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank) != GCOMM_SUCCESS;
+    err += gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size) != GCOMM_SUCCESS;
+    err += gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank) != GCOMM_SUCCESS;
+    err += gcomm_comm_size(&ctx, GCOMM_COMM_DEVICE, &lsize) != GCOMM_SUCCESS;
+
+    const size_t h = kp.halo_bytes;
+    char *recv = halo + (size_t)lrank * 2 * h;
+    uint32_t *send = (uint32_t *)(halo + (size_t)lsize * 2 * h + (size_t)lrank * h);
+    gcomm_win_t win = GCOMM_WIN_NULL;
+    err += gcomm_win_create(&ctx, GCOMM_COMM_WORLD, recv, 2 * h, &win) != GCOMM_SUCCESS;
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+
+    const size_t e = (size_t)lrank * blockDim.x + threadIdx.x; /* this thread's sqrt element */
+    const double x = cin[e];
+    const uint4 *src = msrc + (size_t)lrank * kp.region_words;
+    uint4 *dst = mdst + (size_t)lrank * kp.region_words;
+    const size_t nt = blockDim.x, cw = kp.chunk_words;
+
+    /* every rank is running and has its window before the clock starts */
+    err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
+    if (lrank == 0 && threadIdx.x == 0) clk->t0 = globaltimer_ns();
+
+    for (int it = 0; it < kp.iters; it++) {
+        if (kp.do_compute) {
+            if (kp.workload == WL_COMPUTE) {
+                /* The start depends on the iteration so that nothing in the loop is invariant
+                 * (the compiler cannot compute it once); every start converges to sqrt(x). */
+                double y = x * (double)(1 + (it & 3));
+                for (int k = 0; k < kp.nr_iters; k++) y = 0.5 * (y + x / y);
+                cout[e] = y;
+            } else {
+                /* Four 16-byte loads in flight per thread before the stores: the ranks of one
+                 * SM alone must keep enough bytes in flight to cover the DRAM latency. */
+                const uint4 *s = src + (size_t)(it % kp.nchunks) * cw;
+                uint4 *d = dst + (size_t)(it % kp.nchunks) * cw;
+                size_t i = threadIdx.x;
+                for (; i + 3 * nt < cw; i += 4 * nt) {
+                    uint4 a = s[i], b = s[i + nt], c = s[i + 2 * nt], f = s[i + 3 * nt];
+                    d[i] = a;
+                    d[i + nt] = b;
+                    d[i + 2 * nt] = c;
+                    d[i + 3 * nt] = f;
+                }
+                for (; i < cw; i += nt) d[i] = s[i];
+            }
+        }
+        if (kp.do_exchange) {
+            /* pack: the halo of this iteration (the put of the previous one has completed at the
+             * origin, so the buffer is free); put_notify begins with a block barrier, so these
+             * stores are in the buffer before it is copied */
+            for (uint32_t w = threadIdx.x; w < (uint32_t)(h / 4); w += (uint32_t)nt)
+                send[w] = halo_word(rank, it, w);
+            /* The tag is the iteration's parity: a neighbour can be at most one iteration ahead
+             * (it needs this rank's halo of the iteration before), so two notifications of this
+             * parity from any source are exactly this iteration's left and right halos. */
+            const int tag = it & 1;
+            int rc = gcomm_put_notify(&ctx, win, left, h, h, send, tag);   /* its right slot */
+            if (rc == GCOMM_SUCCESS) rc = gcomm_put_notify(&ctx, win, right, 0, h, send, tag);
+            if (rc == GCOMM_SUCCESS)
+                rc = gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, tag, 2);
+            /* after an error anywhere every wait fails and gcomm_launch reports the cause */
+            if (rc != GCOMM_SUCCESS) {
+                err++;
+                break;
+            }
+        }
+    }
+
+    /* the clock stops when the last rank has finished its last iteration */
+    err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
+    if (lrank == 0 && threadIdx.x == 0) clk->t1 = globaltimer_ns();
+    err += gcomm_win_free(&ctx, &win) != GCOMM_SUCCESS;
+    err += gcomm_finish(&ctx) != GCOMM_SUCCESS;
+    /* every thread of the block sees the same results (collective calls): count them once */
+    if (threadIdx.x == 0 && err) atomicAdd(&clk->errors, err);
+}
+
+/* Random 16-byte words with no zero byte, for the memory workload's source (made on the GPU: it
+ * is hundreds of MB per GPU). */
+__global__ void k_fill_random(uint4 *p, size_t words, uint32_t seed)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < words;
+         i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v;
+        v.x = halo_word((int)seed, (int)(i >> 32), (uint32_t)(4 * i)) | 0x01010101u;
+        v.y = halo_word((int)seed, (int)(i >> 32), (uint32_t)(4 * i + 1)) | 0x01010101u;
+        v.z = halo_word((int)seed, (int)(i >> 32), (uint32_t)(4 * i + 2)) | 0x01010101u;
+        v.w = halo_word((int)seed, (int)(i >> 32), (uint32_t)(4 * i + 3)) | 0x01010101u;
+        p[i] = v;
+    }
+}
+
+/* ---- host ---- */
+
+typedef struct {
+    int ngpus, dev[GCOMM_MAX_GPUS];
+    int blocks;      /* ranks per GPU */
+    int ranks;       /* ranks of the job (all GPUs) */
+    int threads;     /* per rank */
+    int sms;         /* SMs of the smallest GPU */
+    int iters, repeats;
+    size_t halo_bytes;
+    size_t mem_bytes;     /* per GPU, each of msrc and mdst */
+    size_t region_words;  /* per rank, memory workload */
+    double *cin[GCOMM_MAX_GPUS], *cout[GCOMM_MAX_GPUS];
+    uint4 *msrc[GCOMM_MAX_GPUS], *mdst[GCOMM_MAX_GPUS];
+    char *halo[GCOMM_MAX_GPUS];
+    kclock_t *clk[GCOMM_MAX_GPUS];
+    double *hin[GCOMM_MAX_GPUS]; /* host copy of cin */
+    FILE *csv;
+    int failed; /* a verification failed */
+} bench_t;
+
+static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_iters,
+                             size_t chunk_words)
+{
+    kparams_t kp;
+    memset(&kp, 0, sizeof(kp));
+    kp.workload = workload;
+    kp.do_compute = mode != MODE_EXCHANGE;
+    kp.do_exchange = mode != MODE_COMPUTE;
+    kp.iters = b->iters;
+    kp.nr_iters = nr_iters;
+    kp.region_words = b->region_words;
+    kp.chunk_words = chunk_words;
+    kp.nchunks = (int)(b->region_words / chunk_words);
+    kp.halo_bytes = b->halo_bytes;
+    return kp;
+}
+
+/* Zeroes what the launch writes (windows, sqrt results, copy destination), so that what the
+ * verification finds was written by the launch that follows. Untimed. */
+static void poison(const bench_t *b, int workload)
+{
+    for (int g = 0; g < b->ngpus; g++) {
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaMemset(b->halo[g], 0, (size_t)b->blocks * 2 * b->halo_bytes));
+        if (workload == WL_COMPUTE)
+            CK(cudaMemset(b->cout[g], 0, (size_t)b->blocks * b->threads * sizeof(double)));
+        else
+            CK(cudaMemset(b->mdst[g], 0, b->region_words * 16 * (size_t)b->blocks));
+        CK(cudaMemset(b->clk[g], 0, sizeof(kclock_t)));
+    }
+    /* gcomm_launch runs on its own streams: the memsets must be done first */
+    for (int g = 0; g < b->ngpus; g++) {
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaDeviceSynchronize());
+    }
+}
+
+/* One launch; returns microseconds per iteration (the longest GPU's in-kernel interval) and adds
+ * the ranks' failed gcomm calls to *errors. */
+static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *errors)
+{
+    void *argv[GCOMM_MAX_GPUS][8];
+    gcomm_launch_t l;
+    memset(&l, 0, sizeof(l));
+    l.kernel = gcomm_kernel(k_overlap);
+    if (l.kernel == NULL) {
+        fprintf(stderr, "bench_overlap: the CUDA runtime does not know k_overlap\n");
+        exit(1);
+    }
+    l.blocks_per_gpu = b->blocks;
+    l.threads_per_block = b->threads;
+    kparams_t p = *kp;
+    /* the launch reads the arguments through these pointers: they must stay valid until it
+     * returns, hence locals of this function */
+    double *cin[GCOMM_MAX_GPUS], *cout[GCOMM_MAX_GPUS];
+    uint4 *msrc[GCOMM_MAX_GPUS], *mdst[GCOMM_MAX_GPUS];
+    char *halo[GCOMM_MAX_GPUS];
+    kclock_t *clk[GCOMM_MAX_GPUS];
+    for (int g = 0; g < b->ngpus; g++) {
+        cin[g] = b->cin[g];
+        cout[g] = b->cout[g];
+        msrc[g] = b->msrc[g];
+        mdst[g] = b->mdst[g];
+        halo[g] = b->halo[g];
+        clk[g] = b->clk[g];
+        argv[g][0] = NULL; /* gcomm fills the gcomm_param_t */
+        argv[g][1] = &cin[g];
+        argv[g][2] = &cout[g];
+        argv[g][3] = &msrc[g];
+        argv[g][4] = &mdst[g];
+        argv[g][5] = &halo[g];
+        argv[g][6] = &p;
+        argv[g][7] = &clk[g];
+        l.args[g] = argv[g];
+    }
+    GK(gcomm_launch(&l));
+    double worst = 0;
+    for (int g = 0; g < b->ngpus; g++) {
+        kclock_t c;
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaMemcpy(&c, b->clk[g], sizeof(c), cudaMemcpyDeviceToHost));
+        *errors += c.errors;
+        double us = 1e-3 * (double)(c.t1 - c.t0);
+        if (us > worst) worst = us;
+    }
+    return worst / (double)kp->iters;
+}
+
+/* World rank r lives on GPU r / blocks as block r % blocks. */
+static int sample_ranks(const bench_t *b, int *out)
+{
+    int cand[6] = {0, 1, b->blocks - 1, b->blocks, b->ranks / 2 + 1, b->ranks - 1};
+    int n = 0;
+    for (int i = 0; i < 6; i++) {
+        int r = cand[i], dup = 0;
+        if (r < 0 || r >= b->ranks) continue;
+        for (int k = 0; k < n; k++) dup |= out[k] == r;
+        if (!dup) out[n++] = r;
+    }
+    return n;
+}
+
+/* The last iteration's halos of the sampled ranks: [0, h) from the left neighbour, [h, 2h) from
+ * the right one. Returns 1 when all match. */
+static int verify_halos(const bench_t *b)
+{
+    int rs[6], n = sample_ranks(b, rs), ok = 1;
+    const size_t h = b->halo_bytes, words = h / 4;
+    uint32_t *got = (uint32_t *)malloc(2 * h);
+    if (got == NULL) {
+        fprintf(stderr, "bench_overlap: out of host memory\n");
+        exit(1);
+    }
+    for (int k = 0; k < n && ok; k++) {
+        int r = rs[k], g = r / b->blocks, lr = r % b->blocks;
+        int left = (r + b->ranks - 1) % b->ranks, right = (r + 1) % b->ranks;
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaMemcpy(got, b->halo[g] + (size_t)lr * 2 * h, 2 * h, cudaMemcpyDeviceToHost));
+        for (size_t w = 0; w < words && ok; w++) {
+            uint32_t want_l = halo_word(left, b->iters - 1, (uint32_t)w);
+            uint32_t want_r = halo_word(right, b->iters - 1, (uint32_t)w);
+            if (got[w] != want_l || got[words + w] != want_r) {
+                fprintf(stderr, "bench_overlap: rank %d halo word %zu: got %08x/%08x, want "
+                                "%08x/%08x (from ranks %d/%d)\n",
+                        r, w, got[w], got[words + w], want_l, want_r, left, right);
+                ok = 0;
+            }
+        }
+    }
+    free(got);
+    return ok;
+}
+
+/* The sampled ranks' sqrt results, within 1e-6 relative. */
+static int verify_sqrt(const bench_t *b)
+{
+    int rs[6], n = sample_ranks(b, rs), ok = 1;
+    double *got = (double *)malloc(sizeof(double) * (size_t)b->threads);
+    if (got == NULL) {
+        fprintf(stderr, "bench_overlap: out of host memory\n");
+        exit(1);
+    }
+    for (int k = 0; k < n && ok; k++) {
+        int g = rs[k] / b->blocks, lr = rs[k] % b->blocks;
+        size_t base = (size_t)lr * b->threads;
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaMemcpy(got, b->cout[g] + base, sizeof(double) * (size_t)b->threads,
+                      cudaMemcpyDeviceToHost));
+        for (int t = 0; t < b->threads && ok; t++) {
+            double want = sqrt(b->hin[g][base + (size_t)t]);
+            double rel = fabs(got[t] - want) / want;
+            if (!(rel <= 1e-6)) { /* NaN fails too */
+                fprintf(stderr, "bench_overlap: rank %d element %d: sqrt(%.17g) = %.17g, got "
+                                "%.17g\n",
+                        rs[k], t, b->hin[g][base + (size_t)t], want, got[t]);
+                ok = 0;
+            }
+        }
+    }
+    free(got);
+    return ok;
+}
+
+/* The sampled ranks' last copied chunk equals its source. */
+static int verify_copy(const bench_t *b, const kparams_t *kp)
+{
+    int rs[6], n = sample_ranks(b, rs), ok = 1;
+    const size_t bytes = kp->chunk_words * 16;
+    unsigned char *s = (unsigned char *)malloc(bytes), *d = (unsigned char *)malloc(bytes);
+    if (s == NULL || d == NULL) {
+        fprintf(stderr, "bench_overlap: out of host memory\n");
+        exit(1);
+    }
+    const size_t chunk = (size_t)((b->iters - 1) % kp->nchunks);
+    for (int k = 0; k < n && ok; k++) {
+        int g = rs[k] / b->blocks, lr = rs[k] % b->blocks;
+        size_t off = (size_t)lr * b->region_words + chunk * kp->chunk_words;
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaMemcpy(s, b->msrc[g] + off, bytes, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(d, b->mdst[g] + off, bytes, cudaMemcpyDeviceToHost));
+        /* the source has no zero byte, the destination was zeroed: a zero is a missed store */
+        if (memcmp(s, d, bytes) != 0 || memchr(d, 0, bytes) != NULL) {
+            fprintf(stderr, "bench_overlap: rank %d: copied chunk %zu differs from its source\n",
+                    rs[k], chunk);
+            ok = 0;
+        }
+    }
+    free(s);
+    free(d);
+    return ok;
+}
+
+/* Median of `repeats` launches' time per iteration (after a warm-up launch); used for the
+ * calibration, whose launches are not verified, so a device-side error ends the run here. */
+static double median_of(const bench_t *b, const kparams_t *kp, int repeats)
+{
+    double v[64];
+    unsigned errors = 0;
+    if (repeats > 64) repeats = 64;
+    for (int r = -1; r < repeats; r++) {
+        double us = launch_once(b, kp, &errors);
+        if (r >= 0) v[r] = us;
+    }
+    if (errors) {
+        fprintf(stderr, "bench_overlap: %u failed gcomm calls in the ranks\n", errors);
+        exit(1);
+    }
+    return bench_median(v, (size_t)repeats);
+}
+
+/* Picks the amount of computation (Newton-Raphson iterations, or 16-byte words copied per rank)
+ * for which compute only takes about as long as exchange only (tx us per iteration): a few
+ * proportional corrections; the time is close to linear in the amount once it is well above the
+ * loop's fixed cost. */
+static void calibrate(const bench_t *b, int workload, double tx, int *nr_iters, size_t *chunk_words)
+{
+    const size_t min_words = (size_t)b->threads; /* one word per thread */
+    for (int round = 0; round < 4; round++) {
+        kparams_t kp = make_params(b, workload, MODE_COMPUTE, *nr_iters, *chunk_words);
+        double tc = median_of(b, &kp, 1);
+        printf("  calibrating %s: %s %zu -> compute only %.2f us/iter (exchange only %.2f)\n",
+               wl_name[workload], workload == WL_COMPUTE ? "nr_iters" : "copy_bytes",
+               workload == WL_COMPUTE ? (size_t)*nr_iters : *chunk_words * 16, tc, tx);
+        if (tc <= 0) break;
+        double f = tx / tc;
+        if (f > 0.95 && f < 1.05) break;
+        if (f > 16) f = 16; /* a coarse first guess must not overshoot wildly */
+        if (workload == WL_COMPUTE) {
+            double n = (double)*nr_iters * f;
+            int nn = n < NR_MIN ? NR_MIN : n > NR_MAX ? NR_MAX : (int)n;
+            if (nn == *nr_iters) break;
+            *nr_iters = nn;
+        } else {
+            double w = (double)*chunk_words * f;
+            size_t nw = w < (double)min_words ? min_words
+                        : w > (double)b->region_words ? b->region_words : (size_t)w;
+            nw = nw / min_words * min_words; /* whole rows of the block */
+            if (nw == *chunk_words) break;
+            *chunk_words = nw;
+        }
+    }
+}
+
+static void row(const bench_t *b, int workload, int mode, double us, double ratio)
+{
+    if (b->csv == NULL) return;
+    fprintf(b->csv, "%s,%s,%d,%d,%zu,%d,%.3f,", wl_name[workload], mode_name[mode], b->ranks,
+            b->threads, b->halo_bytes, b->iters, us);
+    if (ratio > 0) fprintf(b->csv, "%.4f", ratio);
+    fprintf(b->csv, "\n");
+}
+
+/* One workload: calibrate (unless fixed), then the enabled modes in interleaved rounds, verify,
+ * print. */
+static void bench_workload(bench_t *b, int workload, int enabled[NMODES], int nr_fixed,
+                           size_t copy_fixed)
+{
+    int nr_iters = nr_fixed ? nr_fixed : 64;
+    size_t chunk_words = copy_fixed ? copy_fixed / 16 : (size_t)16384 / 16;
+    if (chunk_words < (size_t)b->threads) chunk_words = (size_t)b->threads;
+    if (chunk_words > b->region_words) chunk_words = b->region_words;
+    chunk_words = chunk_words / (size_t)b->threads * (size_t)b->threads;
+
+    if (workload == WL_MEMORY) {
+        /* the source: random bytes, never zero */
+        for (int g = 0; g < b->ngpus; g++) {
+            CK(cudaSetDevice(b->dev[g]));
+            k_fill_random<<<8 * b->sms, 256>>>(b->msrc[g], b->region_words * (size_t)b->blocks,
+                                               (uint32_t)(12345 + g));
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+        }
+    }
+    /* Calibration needs exchange only (which does not depend on the amount of computation) and
+     * a mode with computation to calibrate; skipped when either is disabled or fixed. */
+    int fixed = workload == WL_COMPUTE ? nr_fixed != 0 : copy_fixed != 0;
+    if (!fixed && enabled[MODE_EXCHANGE] && (enabled[MODE_COMPUTE] || enabled[MODE_BOTH])) {
+        kparams_t kx = make_params(b, workload, MODE_EXCHANGE, nr_iters, chunk_words);
+        double tx = median_of(b, &kx, 3);
+        calibrate(b, workload, tx, &nr_iters, &chunk_words);
+    }
+
+    double v[NMODES][64], med[NMODES] = {0, 0, 0};
+    int ok[NMODES] = {1, 1, 1};
+    unsigned errors[NMODES] = {0, 0, 0};
+    for (int r = -1; r < b->repeats; r++) { /* round -1 is the warm-up */
+        for (int k = 0; k < NMODES; k++) {
+            int m = (k + r + 1) % NMODES; /* rotate the order: no mode always runs first */
+            if (!enabled[m]) continue;
+            kparams_t kp = make_params(b, workload, m, nr_iters, chunk_words);
+            poison(b, workload);
+            double us = launch_once(b, &kp, &errors[m]);
+            if (r >= 0) v[m][r] = us;
+            if (r == b->repeats - 1) { /* after the timed launches, on the last one's output */
+                if (kp.do_exchange) ok[m] &= verify_halos(b);
+                if (kp.do_compute)
+                    ok[m] &= workload == WL_COMPUTE ? verify_sqrt(b) : verify_copy(b, &kp);
+            }
+        }
+    }
+    double ratio = 0;
+    for (int m = 0; m < NMODES; m++)
+        if (enabled[m]) med[m] = bench_median(v[m], (size_t)b->repeats);
+    if (enabled[MODE_BOTH] && enabled[MODE_COMPUTE] && enabled[MODE_EXCHANGE]) {
+        double mx = med[MODE_COMPUTE] > med[MODE_EXCHANGE] ? med[MODE_COMPUTE] : med[MODE_EXCHANGE];
+        ratio = mx > 0 ? med[MODE_BOTH] / mx : 0;
+    }
+    for (int m = 0; m < NMODES; m++) {
+        if (!enabled[m]) continue;
+        int good = ok[m] && errors[m] == 0;
+        if (!good) b->failed = 1;
+        char param[32];
+        if (m == MODE_EXCHANGE) snprintf(param, sizeof(param), "-");
+        else if (workload == WL_COMPUTE) snprintf(param, sizeof(param), "nr=%d", nr_iters);
+        else snprintf(param, sizeof(param), "copy=%zuB", chunk_words * 16);
+        char rs[16] = "";
+        if (m == MODE_BOTH && ratio > 0) snprintf(rs, sizeof(rs), "%.3f", ratio);
+        printf("%-8s %-9s %6d %7d %9zu %6d %-14s %12.3f %7s  %s\n", wl_name[workload],
+               mode_name[m], b->ranks, b->threads, b->halo_bytes, b->iters, param, med[m], rs,
+               good ? "yes" : "NO");
+        if (errors[m]) fprintf(stderr, "bench_overlap: %u failed gcomm calls\n", errors[m]);
+        row(b, workload, m, med[m], m == MODE_BOTH ? ratio : 0);
+    }
+    if (ratio > 0) {
+        double target = workload == WL_MEMORY ? 1.10 : 1.25;
+        double mx = med[MODE_COMPUTE] > med[MODE_EXCHANGE] ? med[MODE_COMPUTE] : med[MODE_EXCHANGE];
+        printf("  %s: ratio both/max = %.3f (target <= %.2f: %s); no overlap at all would be "
+               "%.3f (sum/max)\n",
+               wl_name[workload], ratio, target, ratio <= target ? "met" : "MISSED",
+               (med[MODE_COMPUTE] + med[MODE_EXCHANGE]) / mx);
+    }
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N]\n"
+            "                     [--workload compute|memory|both] [--no-compute] [--no-exchange]\n"
+            "                     [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]\n"
+            "                     [--quick] [--csv FILE]\n"
+            "  --iters         iterations per launch (default 1000; --quick 200)\n"
+            "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
+            "  --threads       threads per rank, a multiple of 32 (default 128)\n"
+            "  --ranks-per-sm  ranks per SM at most (default 4; fewer if fewer are resident)\n"
+            "  --workload      compute, memory or both (default both)\n"
+            "  --no-compute    skip the compute phase: measure exchange only\n"
+            "  --no-exchange   skip the exchange phase: measure compute only\n"
+            "                  (neither: all three modes, and the ratio)\n"
+            "  --nr-iters      Newton-Raphson iterations per element (default: calibrated)\n"
+            "  --copy-bytes    bytes copied per rank per iteration (default: calibrated)\n"
+            "  --mem-bytes     memory workload array per GPU, each of two (default 512M; --quick 256M)\n"
+            "  --repeats       timed launches after a warm-up, median reported (5..64, default 7; --quick 5)\n"
+            "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio\n");
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    bench_t b;
+    memset(&b, 0, sizeof(b));
+    int quick = 0, iters = 0, repeats = 0, rps = 4, nr_fixed = 0, no_compute = 0, no_exchange = 0;
+    int wl_mask = 3; /* bit 0 compute, bit 1 memory */
+    size_t copy_fixed = 0, mem_bytes = 0;
+    const char *csv = NULL;
+    /* 128 threads: the paper's "128 divisions per rank"; and the kernel needs about 120
+     * registers per thread, so 4 ranks of 128 threads fit an SM where only 2 of 256 would */
+    b.threads = 128;
+    b.halo_bytes = 1024;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "--quick")) quick = 1;
+        else if (!strcmp(a, "--no-compute")) no_compute = 1;
+        else if (!strcmp(a, "--no-exchange")) no_exchange = 1;
+        else if (v == NULL) bad = 1;
+        else if (!strcmp(a, "--iters")) bad = parse_int(v, 1, 1 << 30, &iters), i++;
+        else if (!strcmp(a, "--repeats")) bad = parse_int(v, 5, 64, &repeats), i++;
+        else if (!strcmp(a, "--threads")) bad = parse_int(v, 32, 1024, &b.threads), i++;
+        else if (!strcmp(a, "--ranks-per-sm")) bad = parse_int(v, 1, 64, &rps), i++;
+        else if (!strcmp(a, "--nr-iters")) bad = parse_int(v, NR_MIN, NR_MAX, &nr_fixed), i++;
+        else if (!strcmp(a, "--halo-bytes")) bad = bench_parse_size(v, &b.halo_bytes), i++;
+        else if (!strcmp(a, "--copy-bytes")) bad = bench_parse_size(v, &copy_fixed), i++;
+        else if (!strcmp(a, "--mem-bytes")) bad = bench_parse_size(v, &mem_bytes), i++;
+        else if (!strcmp(a, "--csv")) csv = v, i++;
+        else if (!strcmp(a, "--workload")) {
+            wl_mask = !strcmp(v, "compute") ? 1 : !strcmp(v, "memory") ? 2 : !strcmp(v, "both") ? 3 : 0;
+            bad = wl_mask == 0;
+            i++;
+        } else bad = 1;
+        if (bad) {
+            fprintf(stderr, "bench_overlap: bad option or value: %s%s%s\n", a, v ? " " : "", v ? v : "");
+            usage();
+            return 2;
+        }
+    }
+    const char *why = NULL;
+    if (b.threads % 32) why = "--threads must be a multiple of 32";
+    else if (b.halo_bytes < 16 || b.halo_bytes % 16 || b.halo_bytes > (64u << 20))
+        why = "--halo-bytes must be a multiple of 16, 16 .. 64M";
+    else if (copy_fixed && copy_fixed % 16) why = "--copy-bytes must be a multiple of 16";
+    else if (no_compute && no_exchange) why = "--no-compute and --no-exchange leave nothing to time";
+    if (why) {
+        fprintf(stderr, "bench_overlap: %s\n", why);
+        return 2;
+    }
+    b.iters = iters ? iters : quick ? 200 : 1000;
+    b.repeats = repeats ? repeats : quick ? 5 : 7;
+    b.mem_bytes = mem_bytes ? mem_bytes : quick ? (256u << 20) : (512u << 20);
+    int enabled[NMODES];
+    enabled[MODE_BOTH] = !no_compute && !no_exchange;
+    enabled[MODE_COMPUTE] = !no_exchange;
+    enabled[MODE_EXCHANGE] = !no_compute;
+
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        (void)cudaGetLastError();
+        printf("bench_overlap: no GPU (cudaGetDeviceCount), skipped\n");
+        return 77;
+    }
+    GK(gcomm_init());
+    GK(gcomm_local_devices(&b.ngpus, b.dev));
+    if (b.ngpus == 0) {
+        printf("bench_overlap: gcomm drives no GPU, skipped\n");
+        GK(gcomm_finalize());
+        return 77;
+    }
+    const void *kernel = gcomm_kernel(k_overlap);
+    if (kernel == NULL) {
+        fprintf(stderr, "bench_overlap: the CUDA runtime does not know k_overlap\n");
+        return 1;
+    }
+
+    /* Ranks per GPU: at most rps per SM, and no more than are resident at once on the smallest
+     * GPU (the ranks wait for each other, so all must run at once). Several per SM is the point:
+     * an SM whose ranks all wait for halos at the same moment has nothing to overlap with. */
+    b.blocks = 1 << 30;
+    b.sms = 1 << 30;
+    for (int g = 0; g < b.ngpus; g++) {
+        int mb = 0, sms = 0;
+        GK(gcomm_launch_max_blocks(kernel, b.threads, 0, g, &mb));
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, b.dev[g]));
+        if (mb < b.blocks) b.blocks = mb;
+        if (sms < b.sms) b.sms = sms;
+    }
+    if ((long)rps * b.sms < b.blocks) b.blocks = rps * b.sms;
+    if (b.blocks < 1) {
+        fprintf(stderr, "bench_overlap: no rank of %d threads fits a GPU\n", b.threads);
+        return 1;
+    }
+    b.ranks = b.blocks * b.ngpus;
+    b.region_words = b.mem_bytes / 16 / (size_t)b.blocks / (size_t)b.threads * (size_t)b.threads;
+    if (b.region_words < (size_t)b.threads) b.region_words = (size_t)b.threads;
+
+    /* Per GPU: sqrt input (random in [1, 1024), kept on the host for the check) and output, the
+     * memory workload's two arrays, the windows and send buffers (gcomm memory: the peer GPU's
+     * ranks write into the windows), the clock. */
+    const size_t nc = (size_t)b.blocks * b.threads;
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (int g = 0; g < b.ngpus; g++) {
+        CK(cudaSetDevice(b.dev[g]));
+        b.hin[g] = (double *)malloc(nc * sizeof(double));
+        if (b.hin[g] == NULL) {
+            fprintf(stderr, "bench_overlap: out of host memory\n");
+            return 1;
+        }
+        for (size_t e = 0; e < nc; e++) {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            b.hin[g][e] = 1.0 + 1023.0 * (double)(s >> 11) * (1.0 / 9007199254740992.0);
+        }
+        CK(cudaMalloc((void **)&b.cin[g], nc * sizeof(double)));
+        CK(cudaMalloc((void **)&b.cout[g], nc * sizeof(double)));
+        CK(cudaMemcpy(b.cin[g], b.hin[g], nc * sizeof(double), cudaMemcpyHostToDevice));
+        CK(cudaMalloc((void **)&b.msrc[g], b.region_words * 16 * (size_t)b.blocks));
+        CK(cudaMalloc((void **)&b.mdst[g], b.region_words * 16 * (size_t)b.blocks));
+        GK(gcomm_malloc((size_t)b.blocks * 3 * b.halo_bytes, (void **)&b.halo[g]));
+        CK(cudaMalloc((void **)&b.clk[g], sizeof(kclock_t)));
+    }
+    if (csv) {
+        b.csv = fopen(csv, "w");
+        if (b.csv == NULL) {
+            perror(csv);
+            return 1;
+        }
+        fprintf(b.csv, "workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio\n");
+    }
+
+    bench_print_environment(stdout, argc, argv);
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, b.dev[0]));
+    printf("bench_overlap: %d x %s (%d SMs), %d ranks per GPU (%.2f per SM) of %d threads, "
+           "%d ranks on a ring, halo %zu B each way, %d iterations, median of %d launches\n",
+           b.ngpus, prop.name, b.sms, b.blocks, (double)b.blocks / b.sms, b.threads, b.ranks,
+           b.halo_bytes, b.iters, b.repeats);
+    if (b.blocks < 2 * b.sms)
+        printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");
+    double t0 = bench_now();
+    printf("%-8s %-9s %6s %7s %9s %6s %-14s %12s %7s  %s\n", "workload", "mode", "ranks",
+           "threads", "halo_B", "iters", "param", "us_per_iter", "ratio", "verified");
+    for (int w = 0; w < 2; w++)
+        if (wl_mask & (1 << w)) bench_workload(&b, w, enabled, nr_fixed, copy_fixed);
+    printf("bench_overlap: %.1f s, %s\n", bench_now() - t0,
+           b.failed ? "VERIFICATION FAILED" : "all verified");
+
+    if (b.csv && fclose(b.csv) != 0) {
+        perror(csv);
+        return 1;
+    }
+    for (int g = 0; g < b.ngpus; g++) {
+        CK(cudaSetDevice(b.dev[g]));
+        CK(cudaFree(b.cin[g]));
+        CK(cudaFree(b.cout[g]));
+        CK(cudaFree(b.msrc[g]));
+        CK(cudaFree(b.mdst[g]));
+        GK(gcomm_free(b.halo[g]));
+        CK(cudaFree(b.clk[g]));
+        free(b.hin[g]);
+    }
+    GK(gcomm_finalize());
+    return b.failed ? 1 : 0;
+}
