@@ -3,6 +3,8 @@
 # the device tests (one process, every GPU), the multi-process test (mpirun, one GPU each), the
 # wait timeout, the stencil demo (what `make run` runs), and the overlap benchmark. Logs go to
 # $OUT (or build-gpu/logs); a short table comes last. Usage: scripts/rma-check.sh [--quick]
+# [--sanitize]: --sanitize runs only compute-sanitizer memcheck and racecheck on every device-test
+# kernel on small grids (test_rma_device small).
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
@@ -11,8 +13,14 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOU
 b=${GPU_DIR:-build-gpu}
 logs=${OUT:-$b/logs}
 mkdir -p "$logs"
-quick=0
-[ "${1:-}" = --quick ] && quick=1
+quick=0 sanitize=0
+for a in "$@"; do
+    case $a in
+    --quick) quick=1 ;;
+    --sanitize) sanitize=1 ;;
+    *) echo "rma-check.sh: unknown argument $a (--quick, --sanitize)" >&2; exit 2 ;;
+    esac
+done
 stress=$([ $quick = 1 ] && echo 200000 || echo 1000000)
 results=()
 step() { # name, timeout, command...
@@ -23,6 +31,18 @@ step() { # name, timeout, command...
     local rc=$?
     results+=("$(printf '%-18s %-8s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo "rc=$rc")" $((SECONDS - s)))")
 }
+if [ $sanitize = 1 ]; then
+    cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    for tool in memcheck racecheck; do
+        # API errors are not reported: test_errors passes a raw host function pointer on purpose
+        # (cudaErrorInvalidResourceHandle, returned as GCOMM_ERR_ARG).
+        step "sanitize_$tool" 140 "$cs" --tool "$tool" --error-exitcode 9 --report-api-errors no \
+            "$b/tests/rma/test_rma_device" small 3000
+    done
+    grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|test_rma_device:|FAIL" "$logs"/sanitize_*.log
+    printf '%s\n' "${results[@]}"
+    exit 0
+fi
 step test_rma_device 150 "$b/tests/rma/test_rma_device" all "$stress"
 step test_rma_mpi 150 mpirun -n 2 --bind-to none "$b/tests/rma/test_rma_mpi" all "$((stress / 2))"
 step rma_timeout 60 env GCOMM_TIMEOUT_MS=1500 "$b/tests/rma/test_rma_device" timeout

@@ -3,8 +3,9 @@
  * stress of millions of notifications from random sources and tags, and the error paths (a put
  * outside a window, a grid that cannot be resident, a wait that times out).
  *
- * Usage: test_rma_device [all | timeout] [stress notifications]. "timeout" runs only the wait that
- * can never be satisfied (run it with a short GCOMM_TIMEOUT_MS). */
+ * Usage: test_rma_device [all | small | timeout] [stress notifications]. "timeout" runs only the
+ * wait that can never be satisfied (run it with a short GCOMM_TIMEOUT_MS); "small" runs every
+ * kernel on small grids (for compute-sanitizer). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -101,7 +102,7 @@ static void run_case(gpus_t *g, const char *name, const void *kernel, int blocks
 
 static void test_stress(gpus_t *g, long total_notifications)
 {
-    int blocks = 64, ngpus = g->n, size = blocks * ngpus;
+    int blocks = total_notifications < 100000 ? 8 : 64, ngpus = g->n, size = blocks * ngpus;
     int senders = size - STRESS_RECEIVERS;
     long per_sender = total_notifications / senders;
     long expect[STRESS_RECEIVERS * STRESS_TAGS] = {0};
@@ -225,6 +226,15 @@ int main(int argc, char **argv)
                gcomm_last_error_detail());
         /* the runtime works again after a timeout */
         run_case(&g, "ring", gcomm_kernel(k_ring), 8, 64);
+    } else if (strcmp(mode, "small") == 0) {
+        /* every kernel on small grids, for compute-sanitizer (scripts/rma-check.sh --sanitize) */
+        run_case(&g, "ring", gcomm_kernel(k_ring), 4, 32);
+        run_case(&g, "gather", gcomm_kernel(k_gather), 8, 64);
+        run_case(&g, "get", gcomm_kernel(k_get), 8, 64);
+        run_case(&g, "overlap", gcomm_kernel(k_overlap), 8, 64);
+        run_case(&g, "log", gcomm_kernel(k_log), 4, 64);
+        test_stress(&g, stress_n);
+        test_errors(&g);
     } else {
         int sms = 0;
         CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, g.dev[0]));
