@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "gcomm/detail/notif.h"
+#include "rma/api_check.h"
 #include "rma/devlog.h"
 #include "rma/runtime.h"
 
@@ -460,16 +461,7 @@ int gcomm_launch(const gcomm_launch_t *launch)
 {
     GCOMMI_API_ENTRY();
     gcommi_rt_t *rt = &gcommi_rt;
-    if (!launch) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch is NULL");
-    if (!rt->initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
-    if (!launch->kernel) return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->kernel is NULL");
-    if (launch->threads_per_block < 1 || launch->threads_per_block > 1024)
-        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->threads_per_block = %d (1..1024)",
-                            launch->threads_per_block);
-    if (launch->blocks_per_gpu < 0)
-        return GCOMMI_ERROR(GCOMM_ERR_ARG, "launch->blocks_per_gpu = %d is negative",
-                            launch->blocks_per_gpu);
-    if (rt->ngpus == 0) return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "no GPU in the job");
+    GCOMMI_CHECK(gcommi_check_launch(launch));
 
     const gcommi_config_t *cfg = gcommi_config();
     const int nproc = rt->boot.size;

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/memkind.h"
+#include "rma/api_check.h"
 #include "rma/runtime.h"
 
 /* Start of the CUDA allocation that holds [ptr, ptr + bytes) (an IPC handle maps whole
@@ -99,9 +100,7 @@ static int region_find(const void *ptr, int *local, int *slot)
 int gcomm_malloc(size_t bytes, void **ptr)
 {
     GCOMMI_API_ENTRY();
-    if (!ptr) return GCOMMI_ERROR(GCOMM_ERR_ARG, "ptr is NULL");
-    if (!gcommi_rt.initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
-    if (bytes == 0) return GCOMMI_ERROR(GCOMM_ERR_ARG, "bytes = 0");
+    GCOMMI_CHECK(gcommi_check_malloc(bytes, ptr));
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess) {
         cudaGetLastError();
@@ -146,8 +145,7 @@ int gcomm_free(void *ptr)
 int gcomm_register(void *ptr, size_t bytes)
 {
     GCOMMI_API_ENTRY();
-    if (!ptr || bytes == 0) return GCOMMI_ERROR(GCOMM_ERR_ARG, "ptr = %p, bytes = %zu", ptr, bytes);
-    if (!gcommi_rt.initialized) return GCOMMI_ERROR(GCOMM_ERR_ARG, "gcomm is not initialised");
+    GCOMMI_CHECK(gcommi_check_register(ptr, bytes));
     int dev;
     if (gcommi_memkind(ptr, &dev) != GCOMMI_MEM_DEVICE)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "ptr = %p is not device memory (cudaMalloc)", ptr);
