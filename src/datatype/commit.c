@@ -35,16 +35,6 @@ static void ir_free(ir_t *n)
     free(n);
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a < 0 ? -a : a;
-}
-
 /* A type tree is a DAG (a struct may use one child in many members, that child again, ...) while
  * the IR is a tree, so a small type can expand exponentially. Building stops at this many nodes
  * (a flattened layout of about 300 MB) and the commit is refused instead of running for hours. */
@@ -197,7 +187,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
         if (prev && prev->kind == GCOMMI_DL_RUN && x->kind == GCOMMI_DL_RUN &&
             x->disp == prev->disp + prev->size) {
             prev->size += x->size;
-            prev->unit = gcd64(prev->unit, x->unit);
+            prev->unit = gcommi_gcd64(prev->unit, x->unit);
             ir_free(x);
             continue;
         }
@@ -223,7 +213,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
         int64_t *bdisp = malloc((size_t)m * sizeof(int64_t));
         int64_t *blen = malloc((size_t)m * sizeof(int64_t));
         int64_t unit = members[0]->unit;
-        for (int64_t i = 1; i < m; i++) unit = gcd64(unit, members[i]->unit);
+        for (int64_t i = 1; i < m; i++) unit = gcommi_gcd64(unit, members[i]->unit);
         ir_t *child = same ? members[0] : ir_new(GCOMMI_DL_RUN, 0, unit, unit);
         if (!bdisp || !blen || !child) {
             free(bdisp);
@@ -255,7 +245,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
     }
     for (int64_t i = 0; i < m; i++) {
         n->size += members[i]->size;
-        n->unit = gcd64(n->unit, members[i]->unit);
+        n->unit = gcommi_gcd64(n->unit, members[i]->unit);
     }
     n->count = m;
     n->members = members;

@@ -19,26 +19,6 @@ static int cuda_error(cudaError_t e, const char *what)
     return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e));
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    if (a < 0) a = -a;
-    if (b < 0) b = -b;
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The largest power of two <= 16 dividing g (g == 0 divides everything). */
-static int64_t pow2_align(int64_t g)
-{
-    int64_t a = 16;
-    while (a > 1 && g % a != 0) a /= 2;
-    return a;
-}
-
 /* ---- work units ------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -115,18 +95,6 @@ static void units_walk(const gcommi_layout_t *L, const gcommi_dl_t *n, int64_t o
 }
 
 /* Alignment of everything a located word depends on (POINT plans and relayout). */
-static int64_t layout_gcd(const gcommi_layout_t *L)
-{
-    int64_t g = gcd64(L->extent, L->size);
-    for (int32_t i = 0; i < L->nnodes; i++) {
-        const gcommi_dl_t *n = &L->nodes[i];
-        g = gcd64(g, gcd64(n->disp, gcd64(n->stride, gcd64(n->size, gcd64(n->child_size, n->unit)))));
-        if (n->kind == GCOMMI_DL_IDX)
-            for (int64_t b = 0; b < n->count; b++) g = gcd64(g, L->aux[n->aux + b]);
-    }
-    return g;
-}
-
 /* ---- plans ------------------------------------------------------------------------------------ */
 
 /* Limits of the irregular-unit plan: beyond them the list costs more than it saves. */
@@ -183,7 +151,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
     if ((rc = upload(L->nodes, (size_t)L->nnodes * sizeof(gcommi_dl_t), (void **)&p->nodes)) ||
         (rc = upload(L->aux, (size_t)L->naux * sizeof(int64_t), (void **)&p->aux)))
         goto err;
-    p->point_align = pow2_align(layout_gcd(L));
+    p->point_align = gcommi_pow2_align(gcommi_layout_gcd(L));
 
     /* Nested vectors over one run? (Always our kernel, never cudaMemcpy2D/3D: measured on an H200,
      * docs/BENCHMARKS.md, our kernel is 1.4-3.4x a 2-D copy of the same vector shape and 2.7-20x
@@ -194,7 +162,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
     while (n->kind == GCOMMI_DL_VEC && nd < GCOMMI_GPU_MAX_DIMS) {
         p->counts[nd] = n->count;
         p->strides[nd] = n->stride;
-        g = gcd64(g, n->stride);
+        g = gcommi_gcd64(g, n->stride);
         nd++;
         n = &L->nodes[n->child];
         disp += n->disp;
@@ -205,7 +173,7 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
         p->ndims = nd;
         p->run = n->size;
         p->disp = disp;
-        p->align = pow2_align(gcd64(g, gcd64(disp, gcd64(n->size, L->extent))));
+        p->align = gcommi_pow2_align(gcommi_gcd64(g, gcommi_gcd64(disp, gcommi_gcd64(n->size, L->extent))));
         *out = p;
         return GCOMM_SUCCESS;
     }
@@ -219,15 +187,15 @@ static int plan_build(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
             rc = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate the work units of a type");
             goto err;
         }
-        int64_t ga = gcd64(L->extent, L->size);
-        for (int64_t i = 0; i < 3 * u.n; i++) ga = gcd64(ga, u.v[i]);
+        int64_t ga = gcommi_gcd64(L->extent, L->size);
+        for (int64_t i = 0; i < 3 * u.n; i++) ga = gcommi_gcd64(ga, u.v[i]);
         rc = upload(u.v, (size_t)u.n * 3 * sizeof(int64_t), (void **)&p->units);
         free(u.v);
         if (rc) goto err;
         if ((rc = uploads_done())) goto err;
         p->kind = GCOMMI_PLAN_UNITS;
         p->nunits = u.n;
-        p->align = pow2_align(ga);
+        p->align = gcommi_pow2_align(ga);
         *out = p;
         return GCOMM_SUCCESS;
     }
@@ -320,9 +288,9 @@ int gcommi_gpu_copy(gcomm_datatype type, int device, char *typed, size_t offset,
         if (e != cudaSuccess) rc = cuda_error(e, "cudaMemcpyAsync of a contiguous type");
         goto out;
     }
-    int64_t g = gcd64(p->align, gcd64((int64_t)((uintptr_t)typed & 15), (int64_t)((uintptr_t)packed & 15)));
-    g = gcd64(g, gcd64((int64_t)offset, (int64_t)bytes));
-    int width = (int)pow2_align(g);
+    int64_t g = gcommi_gcd64(p->align, gcommi_gcd64((int64_t)((uintptr_t)typed & 15), (int64_t)((uintptr_t)packed & 15)));
+    g = gcommi_gcd64(g, gcommi_gcd64((int64_t)offset, (int64_t)bytes));
+    int width = (int)gcommi_pow2_align(g);
     int e = gcommi_gpu_launch(p, typed, (int64_t)offset, (int64_t)bytes, packed, pack, width,
                               max_blocks(p, blocks), stream);
     if (e != cudaSuccess) rc = cuda_error((cudaError_t)e, "datatype kernel launch");
@@ -341,10 +309,10 @@ int gcommi_gpu_relayout(gcomm_datatype srctype, const char *src, gcomm_datatype 
     int rc = plan_get(srctype, device, &ps);
     if (rc == GCOMM_SUCCESS) rc = plan_get(dsttype, device, &pd);
     if (rc == GCOMM_SUCCESS) {
-        int64_t g = gcd64(ps->point_align, pd->point_align);
-        g = gcd64(g, gcd64((int64_t)((uintptr_t)src & 15), (int64_t)((uintptr_t)dst & 15)));
-        g = gcd64(g, (int64_t)bytes);
-        int e = gcommi_gpu_launch_relayout(ps, src, pd, dst, (int64_t)bytes, (int)pow2_align(g),
+        int64_t g = gcommi_gcd64(ps->point_align, pd->point_align);
+        g = gcommi_gcd64(g, gcommi_gcd64((int64_t)((uintptr_t)src & 15), (int64_t)((uintptr_t)dst & 15)));
+        g = gcommi_gcd64(g, (int64_t)bytes);
+        int e = gcommi_gpu_launch_relayout(ps, src, pd, dst, (int64_t)bytes, (int)gcommi_pow2_align(g),
                                            max_blocks(ps, 0), stream);
         if (e != cudaSuccess) rc = cuda_error((cudaError_t)e, "relayout kernel launch");
     }
