@@ -3,8 +3,10 @@
 # the device tests (one process, every GPU), the multi-process test (mpirun, one GPU each), the
 # wait timeout, the stencil demo (what `make run` runs), and the overlap benchmark. Logs go to
 # $OUT (or build-gpu/logs); a short table comes last. Usage: scripts/rma-check.sh [--quick]
-# [--sanitize]: --sanitize runs only compute-sanitizer memcheck and racecheck on every device-test
-# kernel on small grids (test_rma_device small).
+# [--sanitize] [--apps]: --sanitize runs only compute-sanitizer memcheck and racecheck on every
+# device-test kernel on small grids (test_rma_device small); --apps runs only the mini-app and
+# overlap sweeps (horizontal diffusion gcomm vs its MPI-CUDA twin over domain sizes, the overlap
+# benchmark over halo sizes) into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv.
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
@@ -13,12 +15,13 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOU
 b=${GPU_DIR:-build-gpu}
 logs=${OUT:-$b/logs}
 mkdir -p "$logs"
-quick=0 sanitize=0
+quick=0 sanitize=0 apps=0
 for a in "$@"; do
     case $a in
     --quick) quick=1 ;;
     --sanitize) sanitize=1 ;;
-    *) echo "rma-check.sh: unknown argument $a (--quick, --sanitize)" >&2; exit 2 ;;
+    --apps) apps=1 ;;
+    *) echo "rma-check.sh: unknown argument $a (--quick, --sanitize, --apps)" >&2; exit 2 ;;
     esac
 done
 stress=$([ $quick = 1 ] && echo 200000 || echo 1000000)
@@ -40,6 +43,30 @@ if [ $sanitize = 1 ]; then
             "$b/tests/rma/test_rma_device" small 3000
     done
     grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|test_rma_device:|FAIL" "$logs"/sanitize_*.log
+    printf '%s\n' "${results[@]}"
+    exit 0
+fi
+if [ $apps = 1 ]; then
+    # hdiff per GPU: ni x nj x nk with ni = 128, nk = 26 (the paper's), nj from thin to wide:
+    # the halo share of the twin falls as nj grows. Both variants on every GPU of the machine.
+    ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+    csv=$logs/hdiff_sweep.csv
+    echo "nj_per_gpu,gpus,gcomm_us,twin_us,twin_halo_us,twin_halo_share,speedup,verified" >"$csv"
+    for nj in 32 64 128 320 640 1280; do
+        g=$(timeout 60 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 2>&1)
+        t=$(timeout 60 mpirun -n "$ngpu" --bind-to none "$b/apps/stencil/hdiff_mpicuda" --ni 128 \
+            --nj $nj --nk 26 --steps 100 2>&1)
+        gu=$(echo "$g" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        tu=$(echo "$t" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        hu=$(echo "$t" | sed -n 's/^halo exchange per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        ok=$(echo "$g$t" | grep -c "verified: yes")
+        echo "$nj,$ngpu,$gu,$tu,$hu,$(awk -v h="$hu" -v t="$tu" 'BEGIN{if(t>0)printf "%.3f",h/t}'),$(awk -v g="$gu" -v t="$tu" 'BEGIN{if(g>0)printf "%.3f",t/g}'),$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
+    done
+    column -s, -t "$csv"
+    for h in 1K 16K 64K; do
+        step "overlap_$h" 240 "$b/bench/bench_overlap" --halo-bytes $h --csv "$logs/overlap_$h.csv"
+        grep -E "ratio both/max" "$logs/overlap_$h.log"
+    done
     printf '%s\n' "${results[@]}"
     exit 0
 fi
