@@ -418,21 +418,6 @@ static void usage(FILE *f)
     fputc('\n', f);
 }
 
-static int shape_selected(const char *list, const char *name)
-{
-    if (!list)
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == len && strncmp(p, name, l) == 0)
-            return 1;
-        p += l + (e ? 1 : 0);
-    }
-    return 0;
-}
-
 static void free_inst(inst_t *s)
 {
     if (s->gt)
@@ -619,7 +604,7 @@ int main(int argc, char **argv)
     row_t *rows = calloc((size_t)(2 * NSHAPES * nsizes + 1), sizeof *rows);
     int nrows = 0, failures = 0, errors = 0;
     for (int i = 0; i < NSHAPES && rows; i++) {
-        if (!shape_selected(shape_list, shapes[i].name))
+        if (!bench_list_has(shape_list, shapes[i].name))
             continue;
         for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
             int rc = run_one(&shapes[i], t, &opts, csv, tab, rows, &nrows);

@@ -560,21 +560,6 @@ static void usage(FILE *f)
     fputc('\n', f);
 }
 
-static int shape_selected(const char *list, const char *name)
-{
-    if (!list)
-        return 1;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == len && strncmp(p, name, l) == 0)
-            return 1;
-        p += l + (e ? 1 : 0);
-    }
-    return 0;
-}
-
 static void print_header(FILE *tab)
 {
     fprintf(tab, "%-12s %10s %-6s %8s", "shape", "bytes", "op", "memcpy");
@@ -783,7 +768,7 @@ int main(int argc, char **argv)
         print_header(tab);
         int before = nrows;
         for (int s = 0; s < NSHAPES; s++) {
-            if (!shape_selected(shape_list, shapes[s].name))
+            if (!bench_list_has(shape_list, shapes[s].name))
                 continue;
             for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
                 int rc = run_one(&shapes[s], t, &opts, pf_ahead, run, csv, tab, rows, &nrows);

@@ -356,3 +356,16 @@ void bench_print_environment(FILE *f, int argc, char **argv)
         fprintf(f, " %s", argv[i]);
     fputc('\n', f);
 }
+
+int bench_list_has(const char *list, const char *name)
+{
+    if (!list) return 1;
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && strncmp(p, name, l) == 0) return 1;
+        p += l + (e ? 1 : 0);
+    }
+    return 0;
+}

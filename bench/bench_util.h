@@ -74,6 +74,9 @@ double bench_median(double *v, size_t n);
 /* GB/s (10^9 bytes per second) for bytes moved in seconds. */
 double bench_gbps(size_t bytes, double seconds);
 
+/* Nonzero when `name` is one of the comma-separated names of `list` (NULL list: every name). */
+int bench_list_has(const char *list, const char *name);
+
 /* Parses "1048576", "1K", "16M", "2G" (binary multiples; "KB"/"MiB" suffixes accepted).
  * Returns 0 and sets *out, or -1. */
 int bench_parse_size(const char *s, size_t *out);
