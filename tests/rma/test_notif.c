@@ -10,6 +10,34 @@
 #include "gcomm/detail/notif.h"
 #include "testutil.h"
 
+/* The reference for the pending ring: a plain array. Number of entries of list[0..n) matching the query, counting at most `limit`. */
+static uint32_t ref_count(const gcommi_notif_t *list, uint32_t n, int32_t win,
+                                            int32_t source, int32_t tag, uint32_t limit)
+{
+    uint32_t found = 0;
+    for (uint32_t i = 0; i < n && found < limit; i++)
+        if (gcommi_notif_matches(&list[i], win, source, tag)) found++;
+    return found;
+}
+
+/* Removes the first `want` matching entries (in list order) from list[0..*n), keeping the order
+ * of the others; returns how many were removed (fewer than want when fewer match). */
+static uint32_t ref_take(gcommi_notif_t *list, uint32_t *n, int32_t win,
+                                           int32_t source, int32_t tag, uint32_t want)
+{
+    uint32_t kept = 0, taken = 0;
+    for (uint32_t i = 0; i < *n; i++) {
+        if (taken < want && gcommi_notif_matches(&list[i], win, source, tag)) {
+            taken++;
+            continue;
+        }
+        if (kept != i) list[kept] = list[i];
+        kept++;
+    }
+    *n = kept;
+    return taken;
+}
+
 static gcommi_notif_t mk(int src, int tag, int win)
 {
     gcommi_notif_t n = {1, src, tag, win};
@@ -45,19 +73,24 @@ static void test_packing(void)
 
 static void test_matching(void)
 {
-    gcommi_notif_t l[8] = {mk(1, 5, 0), mk(2, 5, 0), mk(1, 6, 1), mk(3, 5, 0), mk(1, 5, 1)};
-    uint32_t n = 5;
-    TEST_CHECK(gcommi_notif_count(l, n, 0, GCOMMI_ANY, 5, 10) == 3, "win 0 tag 5");
-    TEST_CHECK(gcommi_notif_count(l, n, GCOMMI_ANY, 1, GCOMMI_ANY, 10) == 3, "source 1");
-    TEST_CHECK(gcommi_notif_count(l, n, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, 2) == 2, "limit");
-    TEST_CHECK(gcommi_notif_count(l, n, 2, GCOMMI_ANY, GCOMMI_ANY, 10) == 0, "no window 2");
+    /* a ring of 8 whose oldest entry sits at index 6: the list wraps */
+    gcommi_notif_t r[8];
+    gcommi_plist_t l = {6, 0, 8};
+    gcommi_notif_t in[5] = {mk(1, 5, 0), mk(2, 5, 0), mk(1, 6, 1), mk(3, 5, 0), mk(1, 5, 1)};
+    for (int i = 0; i < 5; i++) gcommi_plist_push(r, &l, &in[i]);
+    TEST_CHECK(gcommi_plist_count(r, &l, 0, GCOMMI_ANY, 5, 10) == 3, "win 0 tag 5");
+    TEST_CHECK(gcommi_plist_count(r, &l, GCOMMI_ANY, 1, GCOMMI_ANY, 10) == 3, "source 1");
+    TEST_CHECK(gcommi_plist_count(r, &l, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, 2) == 2, "limit");
+    TEST_CHECK(gcommi_plist_count(r, &l, 2, GCOMMI_ANY, GCOMMI_ANY, 10) == 0, "no window 2");
     /* take the first two of source 1: (1,5,0) and (1,6,1); the rest keep their order */
-    TEST_CHECK(gcommi_notif_take(l, &n, GCOMMI_ANY, 1, GCOMMI_ANY, 2) == 2, "take 2");
-    TEST_CHECK(n == 3, "3 left, got %u", n);
-    TEST_CHECK(l[0].source == 2 && l[1].source == 3 && l[2].source == 1 && l[2].win == 1,
-               "order after take: %d %d %d", l[0].source, l[1].source, l[2].source);
-    TEST_CHECK(gcommi_notif_take(l, &n, 0, GCOMMI_ANY, 5, 5) == 2, "take what there is");
-    TEST_CHECK(n == 1 && l[0].source == 1 && l[0].win == 1, "last one left");
+    TEST_CHECK(gcommi_plist_take(r, &l, GCOMMI_ANY, 1, GCOMMI_ANY, 2) == 2, "take 2");
+    TEST_CHECK(l.n == 3, "3 left, got %u", l.n);
+    TEST_CHECK(gcommi_plist_at(r, &l, 0)->source == 2 && gcommi_plist_at(r, &l, 1)->source == 3 &&
+                   gcommi_plist_at(r, &l, 2)->source == 1 && gcommi_plist_at(r, &l, 2)->win == 1,
+               "order after take");
+    TEST_CHECK(gcommi_plist_take(r, &l, 0, GCOMMI_ANY, 5, 5) == 2, "take what there is");
+    TEST_CHECK(l.n == 1 && gcommi_plist_at(r, &l, 0)->source == 1 &&
+                   gcommi_plist_at(r, &l, 0)->win == 1, "last one left");
 }
 
 /* The pending ring against the plain array version, under random pushes and takes. */
@@ -80,9 +113,9 @@ static void test_plist(void)
             int tag = gcommt_rand_range(&rng, 0, 2) == 0 ? GCOMMI_ANY : (int)gcommt_rand_range(&rng, 0, 3);
             uint32_t want = (uint32_t)gcommt_rand_range(&rng, 1, 4);
             uint32_t c1 = gcommi_plist_count(ring, &l, GCOMMI_ANY, src, tag, want);
-            uint32_t c2 = gcommi_notif_count(ref, nref, GCOMMI_ANY, src, tag, want);
+            uint32_t c2 = ref_count(ref, nref, GCOMMI_ANY, src, tag, want);
             uint32_t t1 = gcommi_plist_take(ring, &l, GCOMMI_ANY, src, tag, want);
-            uint32_t t2 = gcommi_notif_take(ref, &nref, GCOMMI_ANY, src, tag, want);
+            uint32_t t2 = ref_take(ref, &nref, GCOMMI_ANY, src, tag, want);
             bad += c1 != c2 || t1 != t2;
         }
         bad += l.n != nref;
@@ -161,7 +194,7 @@ static void test_threads(long count)
             gcommi_notif_t e = pending[k];
             if (!any && e.source != src) continue;
             uint32_t one = npending;
-            if (gcommi_notif_take(pending, &one, GCOMMI_ANY, e.source, e.tag, 1) != 1) {
+            if (ref_take(pending, &one, GCOMMI_ANY, e.source, e.tag, 1) != 1) {
                 bad_order++;
                 break;
             }

@@ -120,34 +120,6 @@ GCOMM_HD_INLINE int gcommi_notif_matches(const gcommi_notif_t *e, int32_t win, i
            (tag == GCOMMI_ANY || e->tag == tag);
 }
 
-/* Number of entries of list[0..n) matching the query, counting at most `limit`. */
-GCOMM_HD_INLINE uint32_t gcommi_notif_count(const gcommi_notif_t *list, uint32_t n, int32_t win,
-                                            int32_t source, int32_t tag, uint32_t limit)
-{
-    uint32_t found = 0;
-    for (uint32_t i = 0; i < n && found < limit; i++)
-        if (gcommi_notif_matches(&list[i], win, source, tag)) found++;
-    return found;
-}
-
-/* Removes the first `want` matching entries (in list order) from list[0..*n), keeping the order
- * of the others; returns how many were removed (fewer than want when fewer match). */
-GCOMM_HD_INLINE uint32_t gcommi_notif_take(gcommi_notif_t *list, uint32_t *n, int32_t win,
-                                           int32_t source, int32_t tag, uint32_t want)
-{
-    uint32_t kept = 0, taken = 0;
-    for (uint32_t i = 0; i < *n; i++) {
-        if (taken < want && gcommi_notif_matches(&list[i], win, source, tag)) {
-            taken++;
-            continue;
-        }
-        if (kept != i) list[kept] = list[i];
-        kept++;
-    }
-    *n = kept;
-    return taken;
-}
-
 /* ---- the pending list: held notifications in order of arrival, a ring of `cap` entries ----
  *
  * Matching mostly takes the oldest entries, so removal shifts only the entries in front of the
