@@ -16,27 +16,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_cuda.h"
 #include "bench_util.h"
 #include "gcomm/device.cuh"
 #include "gcomm/gcomm.h"
 
-#define CK(call)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-#define GK(call)                                                                               \
-    do {                                                                                       \
-        int r_ = (call);                                                                       \
-        if (r_ != GCOMM_SUCCESS) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,                 \
-                    gcomm_error_string(r_), gcomm_last_error_detail());                        \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 /* Per launch results written by the measuring rank. */
 typedef struct {

@@ -80,7 +80,7 @@ else
     step bench_overlap 240 "$b/bench/bench_overlap" --csv "$logs/overlap.csv"
 fi
 echo "---- $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
-grep -hE "^(ring|gather|get|overlap|log|stress|errors|timeout|test_rma)|FAIL|hello|no arguments" \
+grep -hE "^(ring|gather|get|overlap|log|typed|stress|errors|timeout|test_rma)|FAIL|hello|no arguments" \
     "$logs"/test_rma_*.log "$logs/rma_timeout.log" 2>/dev/null | head -60
 grep -hE "time per|verified" "$logs/stencil_demo.log" 2>/dev/null
 tail -n 25 "$logs/bench_overlap.log" 2>/dev/null

@@ -185,6 +185,24 @@ int gcomm_unpack_async(const void *inbuf, size_t insize, size_t *position, void 
 int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *dst,
                size_t dstcount, gcomm_datatype dsttype, void *stream);
 
+/* A committed type as device code sees it, for the typed put/get of the device API
+ * (gcomm/device.cuh): pass it to a kernel by value. Its fields are internal. It points at the
+ * type's copy in the memory of one GPU (made on first use, freed with the type), so it is valid
+ * on that GPU only and only while the type lives: free the type after the kernels that use it. */
+typedef struct {
+    const void *nodes;    /* the committed layout, in the GPU's memory */
+    const int64_t *aux;
+    int64_t size;         /* packed bytes of one instance */
+    int64_t extent;       /* distance between instances */
+    int64_t true_lb;      /* the bytes one instance touches: [true_lb, true_ub) */
+    int64_t true_ub;
+    int64_t align;        /* widest aligned access of a word-by-word traversal (<= 16) */
+} gcomm_device_type_t;
+
+/* Fills *out with the handle of a committed type for kernels on CUDA device `device` (uploads
+ * the type's layout to it on first use). GCOMM_ERR_NO_DEVICE without CUDA or that device. */
+int gcomm_type_device(gcomm_datatype type, int device, gcomm_device_type_t *out);
+
 #ifdef __cplusplus
 }
 #endif

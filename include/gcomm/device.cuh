@@ -60,6 +60,7 @@
 #include <stdint.h>
 #include <stdio.h> /* device printf for a kernel launched outside gcomm_launch */
 
+#include "gcomm/datatype.h"
 #include "gcomm/status.h"
 #include "gcomm/detail/rt.h"
 
@@ -99,6 +100,10 @@ typedef struct {
     int32_t rcache_win[2], rcache_target[2];
     char *rcache_addr[2];
     uint64_t rcache_size[2];
+    /* the credit last loaded for one target (consumed count of its lane from this GPU) */
+    int32_t credit_target;
+    uint32_t credit_seen;
+    uint32_t credit_slot;                     /* the slot last published to that target */
     int32_t rank, world_size, gpu, local_rank, nlocal, ngpus, proc;
     uint32_t wins_used[GCOMMI_NCOMMS];
     int32_t status;                           /* thread 0's result, read by the block */
@@ -128,6 +133,30 @@ GCOMMI_DEV int gcomm_get(gcomm_context_t *ctx, gcomm_win_t win, int target,
 GCOMMI_DEV int gcomm_get_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                 size_t target_offset, size_t bytes, void *origin, int tag);
 GCOMMI_DEV int gcomm_notify(gcomm_context_t *ctx, gcomm_win_t win, int target, int tag);
+/* Typed put/get: origin_count instances of origin_type at `origin` move to (or from) target_count
+ * instances of target_type whose origin lies target_offset bytes into the target's part of the
+ * window, located element by element by the GPU datatype engine inside the calling block (a halo
+ * face, a column, a transpose). The packed sizes must agree (GCOMM_ERR_TYPE_MISMATCH); every byte
+ * the target instances touch (their true extent) must lie in the window (GCOMM_ERR_WINDOW).
+ * Handles come from gcomm_type_device for this rank's GPU: the origin applies both shapes. */
+GCOMMI_DEV int gcomm_put_typed(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                               size_t target_offset, size_t target_count,
+                               gcomm_device_type_t target_type, const void *origin,
+                               size_t origin_count, gcomm_device_type_t origin_type);
+GCOMMI_DEV int gcomm_put_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                      size_t target_offset, size_t target_count,
+                                      gcomm_device_type_t target_type, const void *origin,
+                                      size_t origin_count, gcomm_device_type_t origin_type,
+                                      int tag);
+GCOMMI_DEV int gcomm_get_typed(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                               size_t target_offset, size_t target_count,
+                               gcomm_device_type_t target_type, void *origin, size_t origin_count,
+                               gcomm_device_type_t origin_type);
+GCOMMI_DEV int gcomm_get_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                      size_t target_offset, size_t target_count,
+                                      gcomm_device_type_t target_type, void *origin,
+                                      size_t origin_count, gcomm_device_type_t origin_type,
+                                      int tag);
 /* Completes every put of this rank on the window at its targets. */
 GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win);
 

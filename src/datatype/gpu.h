@@ -4,6 +4,7 @@
 #define GCOMM_DATATYPE_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gcomm/datatype.h"
 
@@ -20,6 +21,11 @@ int gcommi_gpu_copy(gcomm_datatype type, int device, char *typed, size_t offset,
  * the packed stream never exists in memory. Enqueued on `stream`. */
 int gcommi_gpu_relayout(gcomm_datatype srctype, const char *src, gcomm_datatype dsttype,
                         char *dst, size_t bytes, int device, void *stream);
+
+/* The device copy of a committed type's layout on `device` (uploaded on first use) and the widest
+ * aligned access of a word-by-word traversal: what gcomm_type_device hands to kernels. */
+int gcommi_gpu_type_view(gcomm_datatype type, int device, const void **nodes, const int64_t **aux,
+                         int64_t *align);
 
 /* Frees the device copies of a type (called when the type is destroyed). */
 void gcommi_gpu_type_release(gcomm_datatype type);

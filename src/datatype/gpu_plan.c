@@ -212,9 +212,9 @@ err:
  * current. */
 static int plan_get(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
 {
-    if (device < 0 || device >= GCOMMI_MAX_GPUS)
+    if (device < 0 || device >= GCOMMI_TYPE_MAX_DEVICES)
         return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "device %d is beyond the %d devices gcomm "
-                            "supports", device, GCOMMI_MAX_GPUS);
+                            "supports", device, GCOMMI_TYPE_MAX_DEVICES);
     void *p = __atomic_load_n(&type->gpu_plans[device], __ATOMIC_ACQUIRE);
     if (p) {
         *out = p;
@@ -236,8 +236,30 @@ static int plan_get(gcomm_datatype type, int device, gcommi_gpu_plan_t **out)
 
 void gcommi_gpu_type_release(gcomm_datatype type)
 {
-    for (int d = 0; d < GCOMMI_MAX_GPUS; d++)
+    for (int d = 0; d < GCOMMI_TYPE_MAX_DEVICES; d++)
         if (type->gpu_plans[d]) plan_free(type->gpu_plans[d]);
+}
+
+int gcommi_gpu_type_view(gcomm_datatype type, int device, const void **nodes, const int64_t **aux,
+                         int64_t *align)
+{
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || device >= ndev)
+        return GCOMMI_ERROR(GCOMM_ERR_NO_DEVICE, "device %d: %s", device,
+                            e != cudaSuccess ? cudaGetErrorString(e) : "no such CUDA device");
+    int cur = -1;
+    if ((e = cudaGetDevice(&cur)) != cudaSuccess) return cuda_error(e, "cudaGetDevice");
+    if (cur != device && (e = cudaSetDevice(device)) != cudaSuccess)
+        return cuda_error(e, "cudaSetDevice");
+    gcommi_gpu_plan_t *p;
+    int rc = plan_get(type, device, &p);
+    if (cur != device) cudaSetDevice(cur);
+    if (rc) return rc;
+    *nodes = p->nodes;
+    *aux = p->aux;
+    *align = p->point_align;
+    return GCOMM_SUCCESS;
 }
 
 /* ---- launches --------------------------------------------------------------------------------- */

@@ -21,6 +21,12 @@ int gcommi_gpu_relayout(gcomm_datatype srctype, const char *src, gcomm_datatype 
 
 void gcommi_gpu_type_release(gcomm_datatype type) { (void)type; }
 
+int gcommi_gpu_type_view(gcomm_datatype type, int device, const void **nodes, const int64_t **aux,
+                         int64_t *align)
+{
+    return no_gpu();
+}
+
 int gcommi_gpu_alloc(int device, size_t bytes, void *stream, void **ptr) { return no_gpu(); }
 int gcommi_gpu_free(int device, void *ptr, void *stream) { return no_gpu(); }
 int gcommi_gpu_memcpy_sync(int device, void *dst, const void *src, size_t bytes, int dir,

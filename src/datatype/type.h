@@ -20,7 +20,7 @@
 #include "datatype/layout.h"
 #include "gcomm/datatype.h"
 
-#define GCOMMI_MAX_GPUS 16 /* devices per process whose plans a type caches */
+#define GCOMMI_TYPE_MAX_DEVICES 16 /* devices per process whose plans a type caches */
 
 #define GCOMMI_TYPE_MAGIC 0x67636f6d6d445479ull /* "gcommDTy" */
 #define GCOMMI_TYPE_DEAD 0x6465616464656164ull
@@ -62,7 +62,7 @@ struct gcomm_datatype_s {
     /* Committed layout (built by gcomm_type_commit). */
     gcommi_layout_t *layout;
     /* GPU plans (gpu_plan.c), one per device, built on first use there. */
-    void *gpu_plans[GCOMMI_MAX_GPUS];
+    void *gpu_plans[GCOMMI_TYPE_MAX_DEVICES];
 };
 
 static inline int64_t gcommi_blk_len(const struct gcomm_datatype_s *t, int64_t b)

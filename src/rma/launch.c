@@ -222,6 +222,14 @@ static int launch_status(const gpu_result_t *res, int ngpus)
                                 e->code == GCOMM_ERR_UNSUPPORTED
                                     ? "too many windows alive at once"
                                     : "not memory of gcomm_malloc or gcomm_register on this GPU");
+        if (e->code == GCOMM_ERR_TYPE_MISMATCH || e->code == GCOMM_ERR_TYPE ||
+            e->code == GCOMM_ERR_OVERFLOW) /* typed put/get: bytes = origin's, limit = target's */
+            return GCOMMI_ERROR(e->code, "rank %d (GPU %d): typed %s to rank %d of window %d at "
+                                "offset %llu: the origin's instances pack %llu bytes, the "
+                                "target's %llu: %s", e->rank, best, op_name(e->op), e->target,
+                                e->win, (unsigned long long)e->offset,
+                                (unsigned long long)e->bytes, (unsigned long long)e->limit,
+                                gcomm_error_string(e->code));
         return GCOMMI_ERROR(e->code, "rank %d (GPU %d): %s to rank %d of window %d at offset %llu, "
                             "%llu bytes (window there: %llu bytes): %s", e->rank, best,
                             op_name(e->op), e->target, e->win, (unsigned long long)e->offset,

@@ -278,6 +278,102 @@ __global__ void k_stress(gcomm_param_t param, uint64_t *buf, long per_sender, co
     gcomm_finish(&ctx);
 }
 
+/* ---- typed put/get: halo columns, a column into a packed array, a reversed array, a row ----
+ *
+ * Per rank: a TR x TC grid of doubles (row-major; columns 0 and TC-1 are halos), then P (TR
+ * doubles), Q (TR doubles) and S (TC doubles), all in one window. Types (handles of this GPU):
+ * col = vector(TR, 1, TC) of double, dbl = double, rev = hvector(TR, 1, -8) of double (reversed,
+ * true lb < 0), row = contiguous(TC - 2) of double. */
+
+#define TR 40
+#define TC 24
+#define TYPED_WORDS (TR * TC + 2 * TR + TC)
+
+__host__ __device__ static inline double typed_val(int rank, int i, int j)
+{
+    return rank * 100000.0 + i * 100.0 + j;
+}
+
+__global__ void k_typed(gcomm_param_t param, double *buf, unsigned *errs, gcomm_device_type_t col,
+                        gcomm_device_type_t dbl, gcomm_device_type_t rev, gcomm_device_type_t row)
+{
+    __shared__ gcomm_context_t ctx;
+    gcomm_init(param, &ctx);
+    int rank, size, lrank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    double *A = buf + (size_t)lrank * TYPED_WORDS, *P = A + TR * TC, *Q = P + TR, *S = Q + TR;
+    for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) {
+        int i = k / TC, j = k % TC;
+        if (j > 0 && j < TC - 1) A[k] = typed_val(rank, i, j);
+    }
+    gcomm_win_t win;
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TYPED_WORDS * 8, &win) == GCOMM_SUCCESS, errs);
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    const size_t offP = TR * TC * 8, offQ = offP + TR * 8;
+    /* my column TC-2 -> right's halo column 0 (same shape at both ends) */
+    DCHECK(gcomm_put_typed_notify(&ctx, win, right, 0, 1, col, &A[TC - 2], 1, col, 7) ==
+               GCOMM_SUCCESS, errs);
+    /* left's column 1 -> my halo column TC-1 */
+    DCHECK(gcomm_get_typed(&ctx, win, left, 8, 1, col, &A[TC - 1], 1, col) == GCOMM_SUCCESS, errs);
+    /* my column 1 -> right's P, packed (one column = TR doubles) */
+    DCHECK(gcomm_put_typed_notify(&ctx, win, right, offP, TR, dbl, &A[1], 1, col, 8) ==
+               GCOMM_SUCCESS, errs);
+    /* my column 1 -> right's Q reversed (the target type reaches below its origin) */
+    DCHECK(gcomm_put_typed_notify(&ctx, win, right, offQ + (TR - 1) * 8, 1, rev, &A[1], 1, col,
+                                  10) == GCOMM_SUCCESS, errs);
+    /* right's row 2 (columns 1..TC-2) -> my S, notifying right that it was read */
+    DCHECK(gcomm_get_typed_notify(&ctx, win, right, (2 * TC + 1) * 8, 1, row, S, TC - 2, dbl, 9) ==
+               GCOMM_SUCCESS, errs);
+    DCHECK(gcomm_wait_notifications(&ctx, win, left, 7, 1) == GCOMM_SUCCESS, errs);
+    DCHECK(gcomm_wait_notifications(&ctx, win, left, 8, 1) == GCOMM_SUCCESS, errs);
+    DCHECK(gcomm_wait_notifications(&ctx, win, left, 10, 1) == GCOMM_SUCCESS, errs);
+    DCHECK(gcomm_wait_notifications(&ctx, win, left, 9, 1) == GCOMM_SUCCESS, errs);
+    for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) {
+        int i = k / TC, j = k % TC;
+        double want = j == 0 ? typed_val(left, i, TC - 2)
+                    : j == TC - 1 ? typed_val(left, i, 1) : typed_val(rank, i, j);
+        DCHECK(A[k] == want, errs);
+    }
+    for (int i = threadIdx.x; i < TR; i += blockDim.x) {
+        DCHECK(P[i] == typed_val(left, i, 1), errs);
+        DCHECK(Q[TR - 1 - i] == typed_val(left, i, 1), errs);
+    }
+    for (int j = threadIdx.x; j < TC - 2; j += blockDim.x) DCHECK(S[j] == typed_val(right, 2, j + 1), errs);
+    gcomm_win_free(&ctx, &win);
+    gcomm_finish(&ctx);
+}
+
+/* Typed errors (mode): 0 a target column that runs past the end of the window, 1 packed sizes
+ * that differ, 2 a reversed target type reaching below the window's start. Rank 1 makes the bad
+ * call (targeting rank 0); the others wait for what never comes and must be released. Nothing
+ * may be written. */
+__global__ void k_typed_bad(gcomm_param_t param, double *buf, unsigned *errs,
+                            gcomm_device_type_t col, gcomm_device_type_t dbl,
+                            gcomm_device_type_t rev, int mode)
+{
+    __shared__ gcomm_context_t ctx;
+    gcomm_init(param, &ctx);
+    int rank, lrank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    double *A = buf + (size_t)lrank * TYPED_WORDS;
+    __shared__ double src[TR * TC];
+    for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) src[k] = 1.0;
+    gcomm_win_t win;
+    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TR * TC * 8, &win);
+    if (rank == 1) {
+        int rc = mode == 0 ? gcomm_put_typed(&ctx, win, 0, 8, 2, col, src, 2, col)
+               : mode == 1 ? gcomm_put_typed_notify(&ctx, win, 0, 8, 1, col, src, TR - 1, dbl, 3)
+                           : gcomm_put_typed(&ctx, win, 0, 8, 1, rev, src, TR, dbl);
+        DCHECK(rc == (mode == 1 ? GCOMM_ERR_TYPE_MISMATCH : GCOMM_ERR_WINDOW), errs);
+    } else {
+        DCHECK(gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, 3, 1) != GCOMM_SUCCESS, errs);
+    }
+    gcomm_finish(&ctx);
+}
+
 /* ---- errors ---- */
 
 __global__ void k_outside(gcomm_param_t param, uint64_t *buf, unsigned *errs)

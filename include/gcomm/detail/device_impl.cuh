@@ -11,6 +11,13 @@
 #include "gcomm/detail/atomic.h"
 #include "gcomm/detail/notif.h"
 #include "gcomm/detail/rt.h"
+#include "gcomm/detail/typed_copy.h"
+
+/* A profiling hook for benchmarks (bench/bench_rma_parts.cu defines it before including
+ * gcomm/device.cuh): called by every thread at numbered points of the put path. */
+#ifndef GCOMMI_PROF_MARK
+#define GCOMMI_PROF_MARK(k) ((void)0)
+#endif
 
 /* ---- small helpers ---- */
 
@@ -122,25 +129,11 @@ static inline __device__ int gcommi_poll_check(gcomm_context_t *ctx, uint64_t st
     return GCOMM_SUCCESS;
 }
 
-/* Copies bytes with the whole block, 16-byte accesses where source and destination agree in
- * alignment (the bulk), bytes at the ragged ends. Nothing when source and destination coincide
- * (overlapping windows of ranks that share memory). */
-static inline __device__ void gcommi_block_copy(void *dst, const void *src, size_t bytes)
+/* The bulk of gcommi_block_copy: the whole block, 16-byte accesses where source and destination
+ * agree in alignment, bytes at the ragged ends. */
+static inline __device__ void gcommi_block_copy_bulk(char *d, const char *s, size_t bytes)
 {
-    char *d = (char *)dst;
-    const char *s = (const char *)src;
-    if (d == s || bytes == 0) return;
     const int tid = gcommi_tid(), nt = gcommi_nthreads();
-    if (bytes <= 8 && (((uintptr_t)d | (uintptr_t)s) & (bytes - 1)) == 0 &&
-        (bytes & (bytes - 1)) == 0) { /* a small aligned word: one store, not one per byte */
-        if (tid == 0) switch (bytes) {
-            case 1: *d = *s; break;
-            case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
-            case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
-            default: *(uint64_t *)d = *(const uint64_t *)s; break;
-            }
-        return;
-    }
     size_t head = 0, nvec = 0;
     if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) {
         head = (16 - ((uintptr_t)d & 15)) & 15;
@@ -170,6 +163,27 @@ static inline __device__ void gcommi_block_copy(void *dst, const void *src, size
     const size_t tail = head + nvec * 16;
     for (size_t k = tid; k < head; k += nt) d[k] = s[k];
     for (size_t k = tail + tid; k < bytes; k += nt) d[k] = s[k];
+}
+
+/* Copies bytes with the whole block, 16-byte accesses where source and destination agree in
+ * alignment (the bulk), bytes at the ragged ends. Nothing when source and destination coincide
+ * (overlapping windows of ranks that share memory). */
+static inline __device__ void gcommi_block_copy(void *dst, const void *src, size_t bytes)
+{
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    if (d == s || bytes == 0) return;
+    if (bytes <= 8 && (((uintptr_t)d | (uintptr_t)s) & (bytes - 1)) == 0 &&
+        (bytes & (bytes - 1)) == 0) { /* a small aligned word: one store, not one per byte */
+        if (gcommi_tid() == 0) switch (bytes) {
+            case 1: *d = *s; break;
+            case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
+            case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
+            default: *(uint64_t *)d = *(const uint64_t *)s; break;
+            }
+        return;
+    }
+    gcommi_block_copy_bulk(d, s, bytes);
 }
 
 /* ---- setup ---- */
@@ -215,6 +229,9 @@ GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->npending = 0;
         ctx->pending_head = 0;
         for (int c = 0; c < 2; c++) ctx->rcache_win[c] = GCOMM_WIN_NULL;
+        ctx->credit_target = -1;
+        ctx->credit_seen = 0;
+        ctx->credit_slot = 0;
         for (int c = 0; c < GCOMMI_NCOMMS; c++) ctx->wins_used[c] = 0;
         ctx->status = st;
     }
@@ -410,6 +427,33 @@ static inline __device__ int gcommi_check_args(gcomm_context_t *ctx, int op, gco
     return st;
 }
 
+/* The window table lookup behind gcommi_resolve's cache: base and size of target's part of a
+ * window (0 if the entry is not valid), cached for the next call. All threads. */
+static inline __device__ int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
+                                                 int target, int c, char **base_out,
+                                                 uint64_t *size_out)
+{
+    const gcommi_param_t *p = ctx->p;
+    const gcommi_win_entry_t *e = gcommi_seg_win(p, ctx->gpu, win, target);
+    int valid = e->valid;
+    uint64_t size = e->size;
+    char *base;
+    if (e->proc == ctx->proc) /* same process: the owner's address works here */
+        base = (char *)(uintptr_t)e->addr;
+    else
+        base = p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]);
+    __syncthreads(); /* every thread has read the cache before thread 0 changes it */
+    if (gcommi_tid() == 0 && valid) {
+        ctx->rcache_win[c] = win;
+        ctx->rcache_target[c] = target;
+        ctx->rcache_addr[c] = base;
+        ctx->rcache_size[c] = size;
+    }
+    *base_out = base;
+    *size_out = size;
+    return valid;
+}
+
 /* Address (as this GPU sees it) of [offset, offset + bytes) of target's part of a window (a
  * checked window and rank), after checking the bounds. Run by every thread; thread 0 records a
  * failure. */
@@ -425,21 +469,7 @@ static inline __device__ int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t wi
         base = ctx->rcache_addr[c];
         size = ctx->rcache_size[c];
     } else {
-        const gcommi_param_t *p = ctx->p;
-        const gcommi_win_entry_t *e = gcommi_seg_win(p, ctx->gpu, win, target);
-        valid = e->valid;
-        size = e->size;
-        if (e->proc == ctx->proc) /* same process: the owner's address works here */
-            base = (char *)(uintptr_t)e->addr;
-        else
-            base = p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]);
-        __syncthreads(); /* every thread has read the cache before thread 0 changes it */
-        if (gcommi_tid() == 0 && valid) {
-            ctx->rcache_win[c] = win;
-            ctx->rcache_target[c] = target;
-            ctx->rcache_addr[c] = base;
-            ctx->rcache_size[c] = size;
-        }
+        valid = gcommi_resolve_miss(ctx, win, target, c, &base, &size);
     }
     if (!valid || offset > size || bytes > size - offset) {
         if (gcommi_tid() == 0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
@@ -460,13 +490,20 @@ static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, in
     gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
     uint32_t moved = 0;
     uint64_t head[GCOMMI_MAX_GPUS];
-    /* the heads of all lanes in flight at once: one memory latency per poll, not one per lane */
+    /* One lane: poll it with an acquire load (no fence on a hit). Several: their heads in flight
+     * at once with relaxed loads (one memory latency per poll, not one per lane), a fence on a
+     * hit. */
+    const int single = ctx->ngpus == 1;
+    if (single)
+        head[0] = gcommi_ld_acquire64(
+            &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, 0)[ctx->lane_next[0] & (ctx->depth - 1)], 0);
+    else
 #pragma unroll
-    for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
-        if (g < ctx->ngpus)
-            head[g] = gcommi_ld_relaxed64(
-                &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g)[ctx->lane_next[g] & (ctx->depth - 1)],
-                g != ctx->gpu);
+        for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
+            if (g < ctx->ngpus)
+                head[g] = gcommi_ld_relaxed64(
+                    &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g)[ctx->lane_next[g] & (ctx->depth - 1)],
+                    g != ctx->gpu);
 #pragma unroll
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
         if (g >= ctx->ngpus) break;
@@ -474,7 +511,7 @@ static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, in
         uint64_t *ring = gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
-        int hit = gcommi_lane_check(head[g], next, &e, sys);
+        int hit = gcommi_lane_check(head[g], next, &e, sys, single);
         while (hit) {
             if (e.win == GCOMMI_WIN_VOID) {
                 /* dropped */
@@ -486,6 +523,10 @@ static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, in
                 break; /* full: leave it in the lane */
             }
             next++;
+            /* a wait that has what it needs returns now: looking at the next entry would put
+             * one more memory latency on every notification's path (later entries stay in the
+             * lane, behind the held ones, so the order of arrival is kept) */
+            if (need && *need == 0) break;
             hit = gcommi_lane_poll(ring, ctx->depth, next, &e, sys);
         }
         ctx->lane_next[g] = next;
@@ -494,6 +535,7 @@ static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, in
             gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next, sys);
             ctx->lane_returned[g] = next;
         }
+        if (need && *need == 0) break;
     }
     ctx->npending = pl.n;
     return moved;
@@ -510,6 +552,30 @@ static inline __device__ void gcommi_return_credits(gcomm_context_t *ctx)
         }
 }
 
+/* Thread 0: waits until `slot` of the lane into target_world has credit (its consumer has taken
+ * the entry `depth` slots earlier). */
+static inline __device__ int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *consumed,
+                                                uint32_t slot, int sys, int win, int tag,
+                                                int target_world)
+{
+    if (gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) return GCOMM_SUCCESS;
+    uint64_t start = gcommi_now_ns();
+    while (!gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
+        /* Take in our own notifications meanwhile: two ranks that fill each other's queues
+         * before either waits would otherwise wait for each other forever. */
+        gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
+        gcommi_return_credits(ctx);
+        int st = gcommi_poll_check(ctx, start, GCOMMI_OP_NOTIFY, win, target_world);
+        if (st) {
+            gcommi_report(ctx, GCOMMI_OP_NOTIFY, win, -1, tag, 0, 0, target_world);
+            return st;
+        }
+        __nanosleep(64);
+    }
+    gcommi_fence(sys); /* acquire the credit properly on this slow path */
+    return GCOMM_SUCCESS;
+}
+
 /* Thread 0: publishes (window, this rank, tag) in the slot reserved earlier in target's lane, once
  * the lane has credit for it (`seen`: the consumed count loaded at reservation); everything the block wrote before its last barrier is visible to
  * the target before the notification is. win = GCOMMI_WIN_VOID fills the slot with nothing. */
@@ -520,22 +586,9 @@ static inline __device__ int gcommi_publish_t0(gcomm_context_t *ctx, int target_
     const int sys = tgpu != ctx->gpu;
     const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, target_world);
     /* `seen`: the credit loaded when the slot was reserved (usually enough) */
-    if ((uint32_t)(slot - seen) >= ctx->depth &&
-        !gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
-        uint64_t start = gcommi_now_ns();
-        while (!gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
-            /* Take in our own notifications meanwhile: two ranks that fill each other's
-             * queues before either waits would otherwise wait for each other forever. */
-            gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
-            gcommi_return_credits(ctx);
-            int st = gcommi_poll_check(ctx, start, GCOMMI_OP_NOTIFY, win, target_world);
-            if (st) {
-                gcommi_report(ctx, GCOMMI_OP_NOTIFY, win, -1, tag, 0, 0, target_world);
-                return st;
-            }
-            __nanosleep(64);
-        }
-        gcommi_fence(sys); /* acquire the credit properly on this slow path */
+    if ((uint32_t)(slot - seen) >= ctx->depth) {
+        int st = gcommi_wait_credit(ctx, consumed, slot, sys, win, tag, target_world);
+        if (st) return st;
     }
     uint64_t *ring = gcommi_ctx_ring(ctx, tgpu, target_world - ctx->rank_base[tgpu], ctx->gpu);
     gcommi_lane_publish(ring, ctx->depth, slot, ctx->rank, tag, win, sys);
@@ -544,68 +597,231 @@ static inline __device__ int gcommi_publish_t0(gcomm_context_t *ctx, int target_
 
 /* ---- one-sided operations ---- */
 
+/* A typed transfer: both layouts and the bytes of the target window the target instances touch,
+ * [offset + lo, offset + hi). */
+typedef struct {
+    gcommi_tview_t o, t;
+    int64_t lo, hi;
+    int contig; /* both sides one run per instance that abuts the next: a plain block copy */
+} gcommi_xfer_t;
+
+static inline __device__ gcommi_tview_t gcommi_dtype_view(const gcomm_device_type_t *h)
+{
+    gcommi_tview_t v;
+    v.nodes = (const gcommi_dl_t *)h->nodes;
+    v.aux = h->aux;
+    v.size = h->size;
+    v.extent = h->extent;
+    v.align = h->align;
+    return v;
+}
+
+/* Nonzero when a type is one run per instance that abuts the next (a plain copy). */
+static inline __device__ int gcommi_dtype_contig(const gcomm_device_type_t *h)
+{
+    const gcommi_dl_t *n = (const gcommi_dl_t *)h->nodes;
+    return n[0].kind == GCOMMI_DL_RUN && n[0].size == h->extent && n[0].disp == 0;
+}
+
+/* Checks the types of a typed transfer and derives its packed bytes and target span. Run by every
+ * thread (same result everywhere); thread 0 records a failure. */
+static inline __device__ int gcommi_xfer_prepare(gcomm_context_t *ctx, int op, gcomm_win_t win,
+                                                 int target, size_t offset, size_t tcount,
+                                                 const gcomm_device_type_t *tt, size_t ocount,
+                                                 const gcomm_device_type_t *ot, gcommi_xfer_t *x,
+                                                 size_t *bytes)
+{
+    const int64_t big = INT64_MAX / 2;
+    int st = GCOMM_SUCCESS;
+    int64_t tb = 0, ob = 0;
+    if (tt->nodes == NULL || ot->nodes == NULL || tt->size < 0 || ot->size < 0) {
+        st = GCOMM_ERR_TYPE;
+    } else if (tcount > (size_t)big || ocount > (size_t)big ||
+               (tt->size && (int64_t)tcount > big / tt->size) ||
+               (ot->size && (int64_t)ocount > big / ot->size) ||
+               (tcount > 1 && (tt->extent > big / (int64_t)(tcount - 1) ||
+                               -tt->extent > big / (int64_t)(tcount - 1)))) {
+        st = GCOMM_ERR_OVERFLOW;
+    } else {
+        tb = (int64_t)tcount * tt->size;
+        ob = (int64_t)ocount * ot->size;
+        if (tb != ob) st = GCOMM_ERR_TYPE_MISMATCH;
+    }
+    if (st) {
+        if (gcommi_tid() == 0) gcommi_fail(ctx, st, op, win, target, offset, (uint64_t)ob, (uint64_t)tb);
+        return st;
+    }
+    x->o = gcommi_dtype_view(ot);
+    x->t = gcommi_dtype_view(tt);
+    x->lo = x->hi = 0;
+    if (tb > 0) {
+        int64_t span = (int64_t)(tcount - 1) * tt->extent;
+        x->lo = tt->true_lb + (span < 0 ? span : 0);
+        x->hi = tt->true_ub + (span > 0 ? span : 0);
+    }
+    x->contig = tb > 0 && gcommi_dtype_contig(tt) && gcommi_dtype_contig(ot);
+    *bytes = (size_t)tb;
+    return GCOMM_SUCCESS;
+}
+
+/* The data movement of a typed transfer; `remote`: the target instances' origin. All threads. */
+static inline __device__ void gcommi_xfer_copy(const gcommi_xfer_t *x, int op, char *remote,
+                                               char *o, size_t bytes)
+{
+    if (x->contig) {
+        if (op == GCOMMI_OP_GET) gcommi_block_copy(o, remote, bytes);
+        else gcommi_block_copy(remote, o, bytes);
+    } else if (op == GCOMMI_OP_GET) {
+        gcommi_typed_copy(&x->t, remote, &x->o, o, (int64_t)bytes, gcommi_tid(), gcommi_nthreads());
+    } else if (!(remote == o && x->o.nodes == x->t.nodes)) { /* not onto itself */
+        gcommi_typed_copy(&x->o, o, &x->t, remote, (int64_t)bytes, gcommi_tid(), gcommi_nthreads());
+    }
+}
+
 /* Every put and get: op PUT copies origin -> target window, GET the other way; with `notify` a
- * notification (win, this rank, tag) follows the data into the target's queue. */
+ * notification (win, this rank, tag) follows the data into the target's queue. x: a typed
+ * transfer (NULL: `bytes` contiguous bytes at both ends). */
 static inline __device__ int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, int target,
                                         size_t offset, size_t bytes, void *origin, int notify,
-                                        int tag)
+                                        int tag, const gcommi_xfer_t *x)
 {
     __syncthreads(); /* what the block wrote to the origin before the call goes */
+    GCOMMI_PROF_MARK(0);
     const int t0 = gcommi_tid() == 0;
     int st = gcommi_check_args(ctx, op, win, target, notify, tag, offset, bytes);
     if (st) return st;
+    GCOMMI_PROF_MARK(1);
+    if (x && (int64_t)offset + x->lo < 0) { /* a target type reaching below the window */
+        if (t0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, 0);
+        return GCOMM_ERR_WINDOW;
+    }
     const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
     /* the slot is reserved first: the atomic's latency passes while the window is looked up and
      * the data move (a failure below publishes the slot void, so the lane never stalls) */
     uint32_t slot = 0, seen = 0;
     if (notify && t0) {
         slot = gcommi_lane_reserve(gcommi_ctx_tail(ctx, tw));
-        seen = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, tw), 1); /* credit, early */
+        /* the credit: the last value loaded for this target while it still covers the slot
+         * (a stale count only understates it), else a load issued now, beside the atomic */
+        if (ctx->credit_target == tw &&
+            (uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2) {
+            seen = ctx->credit_seen; /* (decided without the atomic's result: no wait here) */
+        } else {
+            seen = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, tw), 1);
+            ctx->credit_target = tw;
+            ctx->credit_seen = seen;
+        }
     }
+    GCOMMI_PROF_MARK(2);
     char *remote;
-    st = gcommi_resolve(ctx, win, target, offset, bytes, op, &remote);
-    if (st == GCOMM_SUCCESS) {
-        if (op == GCOMMI_OP_GET) gcommi_block_copy(origin, remote, bytes);
-        else gcommi_block_copy(remote, origin, bytes);
+    if (x == NULL) {
+        st = gcommi_resolve(ctx, win, target, offset, bytes, op, &remote);
+        GCOMMI_PROF_MARK(3);
+        if (st == GCOMM_SUCCESS) {
+            if (op == GCOMMI_OP_GET) gcommi_block_copy(origin, remote, bytes);
+            else gcommi_block_copy(remote, origin, bytes);
+        }
+        GCOMMI_PROF_MARK(4);
+    } else {
+        /* the window must hold every byte the target instances touch */
+        st = gcommi_resolve(ctx, win, target, offset + x->lo, (size_t)(x->hi - x->lo), op, &remote);
+        if (st == GCOMM_SUCCESS) gcommi_xfer_copy(x, op, remote - x->lo, (char *)origin, bytes);
     }
     __syncthreads();
+    GCOMMI_PROF_MARK(5);
     if (!notify) return st;
     if (t0) {
         int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
         ctx->status = st ? st : pst;
+        ctx->credit_slot = slot;
     }
+    GCOMMI_PROF_MARK(6);
     __syncthreads();
+    GCOMMI_PROF_MARK(7);
     return ctx->status;
 }
 
 GCOMMI_DEV int gcomm_put(gcomm_context_t *ctx, gcomm_win_t win, int target, size_t target_offset,
                          size_t bytes, const void *origin)
 {
-    return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 0, 0);
+    return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 0, 0, NULL);
 }
 
 GCOMMI_DEV int gcomm_put_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                 size_t target_offset, size_t bytes, const void *origin, int tag)
 {
     return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 1,
-                      tag);
+                      tag, NULL);
 }
 
 GCOMMI_DEV int gcomm_get(gcomm_context_t *ctx, gcomm_win_t win, int target, size_t target_offset,
                          size_t bytes, void *origin)
 {
-    return gcommi_rma(ctx, GCOMMI_OP_GET, win, target, target_offset, bytes, origin, 0, 0);
+    return gcommi_rma(ctx, GCOMMI_OP_GET, win, target, target_offset, bytes, origin, 0, 0, NULL);
 }
 
 GCOMMI_DEV int gcomm_get_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                 size_t target_offset, size_t bytes, void *origin, int tag)
 {
-    return gcommi_rma(ctx, GCOMMI_OP_GET, win, target, target_offset, bytes, origin, 1, tag);
+    return gcommi_rma(ctx, GCOMMI_OP_GET, win, target, target_offset, bytes, origin, 1, tag, NULL);
 }
 
 GCOMMI_DEV int gcomm_notify(gcomm_context_t *ctx, gcomm_win_t win, int target, int tag)
 {
-    return gcommi_rma(ctx, GCOMMI_OP_NOTIFY, win, target, 0, 0, NULL, 1, tag);
+    return gcommi_rma(ctx, GCOMMI_OP_NOTIFY, win, target, 0, 0, NULL, 1, tag, NULL);
+}
+
+/* The typed operations: prepare the transfer, then the common path with its packed size. */
+static inline __device__ int gcommi_rma_typed(gcomm_context_t *ctx, int op, gcomm_win_t win,
+                                              int target, size_t offset, size_t tcount,
+                                              const gcomm_device_type_t *tt, void *origin,
+                                              size_t ocount, const gcomm_device_type_t *ot,
+                                              int notify, int tag)
+{
+    gcommi_xfer_t x;
+    size_t bytes = 0;
+    __syncthreads(); /* the previous call's ctx->status has been read before a failure is recorded */
+    int st = gcommi_xfer_prepare(ctx, op, win, target, offset, tcount, tt, ocount, ot, &x, &bytes);
+    if (st) return st;
+    return gcommi_rma(ctx, op, win, target, offset, bytes, origin, notify, tag, &x);
+}
+
+GCOMMI_DEV int gcomm_put_typed(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                               size_t target_offset, size_t target_count,
+                               gcomm_device_type_t target_type, const void *origin,
+                               size_t origin_count, gcomm_device_type_t origin_type)
+{
+    return gcommi_rma_typed(ctx, GCOMMI_OP_PUT, win, target, target_offset, target_count,
+                            &target_type, (void *)origin, origin_count, &origin_type, 0, 0);
+}
+
+GCOMMI_DEV int gcomm_put_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                      size_t target_offset, size_t target_count,
+                                      gcomm_device_type_t target_type, const void *origin,
+                                      size_t origin_count, gcomm_device_type_t origin_type,
+                                      int tag)
+{
+    return gcommi_rma_typed(ctx, GCOMMI_OP_PUT, win, target, target_offset, target_count,
+                            &target_type, (void *)origin, origin_count, &origin_type, 1, tag);
+}
+
+GCOMMI_DEV int gcomm_get_typed(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                               size_t target_offset, size_t target_count,
+                               gcomm_device_type_t target_type, void *origin, size_t origin_count,
+                               gcomm_device_type_t origin_type)
+{
+    return gcommi_rma_typed(ctx, GCOMMI_OP_GET, win, target, target_offset, target_count,
+                            &target_type, origin, origin_count, &origin_type, 0, 0);
+}
+
+GCOMMI_DEV int gcomm_get_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                      size_t target_offset, size_t target_count,
+                                      gcomm_device_type_t target_type, void *origin,
+                                      size_t origin_count, gcomm_device_type_t origin_type,
+                                      int tag)
+{
+    return gcommi_rma_typed(ctx, GCOMMI_OP_GET, win, target, target_offset, target_count,
+                            &target_type, origin, origin_count, &origin_type, 1, tag);
 }
 
 GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
@@ -650,8 +866,9 @@ static inline __device__ int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t wi
     }
     while (need) {
         if (gcommi_drain(ctx, win, source, tag, &need)) continue;
-        /* nothing new: the clock, the abort word and the credits only now and then */
-        if ((spins++ & 31) != 0) continue;
+        /* nothing new: the clock, the abort word and the credits only now and then, and not at
+         * the first miss: a notification that arrives meanwhile would wait for them */
+        if ((++spins & 31) != 0) continue;
         gcommi_return_credits(ctx);
         if (start == 0) start = gcommi_now_ns();
         int st = gcommi_poll_check(ctx, start, GCOMMI_OP_WAIT, win, -1);

@@ -74,23 +74,28 @@ GCOMM_HD_INLINE void gcommi_lane_publish(uint64_t *ring, uint32_t depth, uint32_
 
 /* ---- consumer ---- */
 
-/* The same for a word already loaded (a consumer loads the heads of all its lanes at once). */
-GCOMM_HD_INLINE int gcommi_lane_check(uint64_t w, uint32_t next, gcommi_notif_t *out, int sys)
+/* The entry at read position `next`, already loaded as w: 1 and *out filled when it has been
+ * published, else 0. `acquired`: w was loaded with acquire semantics; otherwise (a consumer that
+ * loads the heads of several lanes at once with relaxed loads, so that their latencies overlap) a
+ * hit acquires with a fence (at system scope when the producers are on another GPU or the host),
+ * which makes the payload published with the entry visible to the caller and, after a block
+ * barrier, to its block. */
+GCOMM_HD_INLINE int gcommi_lane_check(uint64_t w, uint32_t next, gcommi_notif_t *out, int sys,
+                                      int acquired)
 {
     if ((uint32_t)(w >> 48) != ((next + 1) & 0xffffu)) return 0;
-    gcommi_fence(sys);
+    if (!acquired) gcommi_fence(sys);
     gcommi_notif_unpack(w, out);
     return 1;
 }
 
 /* Takes the entry at read position `next` when it has been published: returns 1 and fills *out,
- * else 0. Polls with a relaxed load (a miss costs one load) and acquires with a fence on a hit
- * (at system scope when the producers are on another GPU or the host), which makes the payload
- * published with the entry visible to the caller and, after a block barrier, to its block. */
+ * else 0. One acquire load: a miss costs that load, a hit needs no fence after it. */
 GCOMM_HD_INLINE int gcommi_lane_poll(uint64_t *ring, uint32_t depth, uint32_t next,
                                      gcommi_notif_t *out, int sys)
 {
-    return gcommi_lane_check(gcommi_ld_relaxed64(&ring[next & (depth - 1)], sys), next, out, sys);
+    return gcommi_lane_check(gcommi_ld_acquire64(&ring[next & (depth - 1)], sys), next, out, sys,
+                             1);
 }
 
 /* Returns credits to the producers of a lane: `next` entries consumed (a store into the source's
