@@ -22,21 +22,26 @@
 
 #ifdef BENCH_PROFILE
 /* bench_rma_prof: thread 0 of block 0 accumulates the cycles between the numbered points of the
- * put path (GCOMMI_PROF_MARK in device_impl.cuh); 15 marks the kernel's own loop. */
+ * put path (GCOMMI_PROF_MARK in rank_impl.h); 15 marks the kernel's own loop. */
 #define PROF_N 16
 static __device__ __forceinline__ unsigned long long *prof_acc(void)
 {
     __shared__ unsigned long long acc[PROF_N];
     return acc;
 }
-static __device__ __forceinline__ void prof_mark(int k)
+/* (host-and-device like the rank library that calls it; it counts on the device only) */
+static __host__ __device__ __forceinline__ void prof_mark(int k)
 {
+#if defined(__CUDA_ARCH__)
     __shared__ long long last;
     if (threadIdx.x == 0 && blockIdx.x == 0) {
         long long now = clock64();
         prof_acc()[k] += (unsigned long long)(now - last);
         last = now;
     }
+#else
+    (void)k;
+#endif
 }
 #define GCOMMI_PROF_MARK(k) prof_mark(k)
 #endif
@@ -323,7 +328,7 @@ int main(int argc, char **argv)
         double m = bench_median(v, (size_t)repeats);
         printf("%-10s %12.3f %12.3f %14.0f\n", "gcomm", m, m - prev, bench_median(pc, (size_t)repeats));
 #ifdef BENCH_PROFILE
-        printf("put path of the last launch, cycles per call between marks (device_impl.cuh):");
+        printf("put path of the last launch, cycles per call between marks (rank_impl.h):");
         for (int k = 0; k < 16; k++)
             if (ns[2 + k]) printf(" %d:%.0f", k, (double)ns[2 + k] / iters);
         printf("\n");

@@ -200,7 +200,9 @@ typedef struct {
 } gcomm_device_type_t;
 
 /* Fills *out with the handle of a committed type for kernels on CUDA device `device` (uploads
- * the type's layout to it on first use). GCOMM_ERR_NO_DEVICE without CUDA or that device. */
+ * the type's layout to it on first use; GCOMM_ERR_NO_DEVICE without CUDA or that device), or
+ * for host ranks with device = GCOMM_DEVICE_HOST (the layout in host memory; no GPU needed). */
+#define GCOMM_DEVICE_HOST (-1)
 int gcomm_type_device(gcomm_datatype type, int device, gcomm_device_type_t *out);
 
 #ifdef __cplusplus

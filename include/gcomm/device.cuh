@@ -56,130 +56,16 @@
 #error "gcomm/device.cuh is the device API: include it from CUDA code (.cu) only"
 #endif
 
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h> /* device printf for a kernel launched outside gcomm_launch */
+#include <stdio.h>
 
-#include "gcomm/datatype.h"
-#include "gcomm/status.h"
-#include "gcomm/detail/rt.h"
+#include "gcomm/rank.h"
 
-#define GCOMMI_DEV static inline __device__
-
-/* The kernel parameter gcomm_launch fills (the kernel's first parameter). */
-typedef const struct gcommi_param_s *gcomm_param_t;
-
-/* A window: a small integer valid in every rank of its communicator. */
-typedef int gcomm_win_t;
-#define GCOMM_WIN_NULL (-1)
-
-typedef enum { GCOMM_COMM_WORLD = 0, GCOMM_COMM_DEVICE = 1 } gcomm_comm_t;
-
-#define GCOMM_ANY_SOURCE (-1)
-#define GCOMM_ANY_TAG (-1)
-#define GCOMM_ANY_WIN (-1)
-#define GCOMM_TAG_UB 1048575 /* largest tag */
-
-/* Per-block state; declare it __shared__. Its fields are internal: the launch parameter's hot
- * fields and the rank's queue positions live here, in shared memory, because global loads on the
- * notification path would miss the L1 after every acquire and cost an L2 round trip each. */
-typedef struct {
-    const gcommi_param_t *p;
-    gcommi_ctrl_t *ctrl;                      /* this GPU's control block */
-    gcommi_priv_t *priv;                      /* this rank's queue state (for reports) */
-    gcommi_notif_t *pending;                  /* this rank's held notifications */
-    char *seg[GCOMMI_MAX_GPUS];               /* every GPU's segment */
-    int32_t rank_base[GCOMMI_MAX_GPUS + 1];
-    uint64_t off_tail, off_consumed, off_ring, timeout_ns;
-    uint32_t depth, pending_cap;
-    uint32_t lane_next[GCOMMI_MAX_GPUS];      /* entries consumed per lane */
-    uint32_t lane_returned[GCOMMI_MAX_GPUS];  /* ... and returned as credit */
-    uint32_t npending, pending_head;          /* held notifications: a ring (notif.h) */
-    /* the last window entries resolved: (window, target) -> address and size; a window's entries
-     * do not change while it lives */
-    int32_t rcache_win[2], rcache_target[2];
-    char *rcache_addr[2];
-    uint64_t rcache_size[2];
-    /* the credit last loaded for one target (consumed count of its lane from this GPU) */
-    int32_t credit_target;
-    uint32_t credit_seen;
-    uint32_t credit_slot;                     /* the slot last published to that target */
-    int32_t rank, world_size, gpu, local_rank, nlocal, ngpus, proc;
-    uint32_t wins_used[GCOMMI_NCOMMS];
-    int32_t status;                           /* thread 0's result, read by the block */
-    int32_t value;
-} gcomm_context_t;
-
-/* Setup and queries */
-GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx);
-GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx);
-GCOMMI_DEV int gcomm_comm_rank(gcomm_context_t *ctx, gcomm_comm_t comm, int *rank);
-GCOMMI_DEV int gcomm_comm_size(gcomm_context_t *ctx, gcomm_comm_t comm, int *size);
-
-/* Windows (collective over the communicator) */
-GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *base,
-                                size_t bytes, gcomm_win_t *win);
-GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win);
-
-/* One-sided operations: `target` is a rank of the window's communicator. */
-GCOMMI_DEV int gcomm_put(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                size_t target_offset, size_t bytes, const void *origin);
-GCOMMI_DEV int gcomm_put_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                size_t target_offset, size_t bytes, const void *origin,
-                                int tag);
-GCOMMI_DEV int gcomm_get(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                size_t target_offset, size_t bytes, void *origin);
-/* get, then notify the target (whose memory was read) that the data has been taken. */
-GCOMMI_DEV int gcomm_get_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                size_t target_offset, size_t bytes, void *origin, int tag);
-GCOMMI_DEV int gcomm_notify(gcomm_context_t *ctx, gcomm_win_t win, int target, int tag);
-/* Typed put/get: origin_count instances of origin_type at `origin` move to (or from) target_count
- * instances of target_type whose origin lies target_offset bytes into the target's part of the
- * window, located element by element by the GPU datatype engine inside the calling block (a halo
- * face, a column, a transpose). The packed sizes must agree (GCOMM_ERR_TYPE_MISMATCH); every byte
- * the target instances touch (their true extent) must lie in the window (GCOMM_ERR_WINDOW).
- * Handles come from gcomm_type_device for this rank's GPU: the origin applies both shapes. */
-GCOMMI_DEV int gcomm_put_typed(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                               size_t target_offset, size_t target_count,
-                               gcomm_device_type_t target_type, const void *origin,
-                               size_t origin_count, gcomm_device_type_t origin_type);
-GCOMMI_DEV int gcomm_put_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                      size_t target_offset, size_t target_count,
-                                      gcomm_device_type_t target_type, const void *origin,
-                                      size_t origin_count, gcomm_device_type_t origin_type,
-                                      int tag);
-GCOMMI_DEV int gcomm_get_typed(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                               size_t target_offset, size_t target_count,
-                               gcomm_device_type_t target_type, void *origin, size_t origin_count,
-                               gcomm_device_type_t origin_type);
-GCOMMI_DEV int gcomm_get_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                      size_t target_offset, size_t target_count,
-                                      gcomm_device_type_t target_type, void *origin,
-                                      size_t origin_count, gcomm_device_type_t origin_type,
-                                      int tag);
-/* Completes every put of this rank on the window at its targets. */
-GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win);
-
-/* Notifications: wait blocks until `count` matching notifications have arrived and removes them;
- * test removes them and sets *flag = 1 only when `count` are there already, else sets 0. */
-GCOMMI_DEV int gcomm_wait_notifications(gcomm_context_t *ctx, gcomm_win_t win, int source,
-                                        int tag, int count);
-GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, int source,
-                                        int tag, int count, int *flag);
-
-/* Synchronisation of all ranks of a communicator. */
-GCOMMI_DEV int gcomm_barrier(gcomm_context_t *ctx, gcomm_comm_t comm);
-
-/* A printf-like log from device code, printed by the host (with the rank) when gcomm_launch
- * returns: gcomm_log(&ctx, "step %d: residual %g\n", step, r). Block-collective like every call.
- * Up to 8 arguments: integers, floating point, pointers (%s prints the pointer, not the string);
- * the format string is copied (up to 111 characters). At most 4096 records per GPU and launch. */
-#define gcomm_log(ctx, fmt, ...)                                                                   \
-    do {                                                                                           \
-        const uint64_t gcommi_log_args_[GCOMMI_LOG_ARGS + 1] = {                                   \
-            0, GCOMMI_CAT(GCOMMI_LOG_MAP, GCOMMI_NARG(__VA_ARGS__))(__VA_ARGS__)};                 \
-        gcommi_log_write((ctx), (fmt), gcommi_log_args_ + 1, GCOMMI_NARG(__VA_ARGS__));            \
-    } while (0)
+/* The dCUDA name of gcomm_rank_init, for kernels (an overload: gcomm_init(void) of gcomm.h
+ * initialises the library on the host). */
+static inline __device__ int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx)
+{
+    return gcomm_rank_init(param, ctx);
+}
 
 /* Host: the handle gcomm_launch takes for a __global__ function (resolved by the CUDA runtime of
  * the calling program, so gcomm's own runtime can launch it). NULL if it is not a kernel. */
@@ -193,7 +79,5 @@ static inline __host__ const void *gcommi_kernel_handle(const void *fn)
     }
     return (const void *)k;
 }
-
-#include "gcomm/detail/device_impl.cuh"
 
 #endif /* GCOMM_DEVICE_CUH */

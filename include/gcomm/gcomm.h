@@ -68,6 +68,20 @@ int gcomm_launch(const gcomm_launch_t *launch);
 int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t shared_bytes,
                             int gpu, int *blocks);
 
+/* ---- host ranks: host threads as gcomm ranks (gcomm/rank.h) ----
+ *
+ * Runs fn(param, arg) on `nranks` new threads of this process, each one rank with the semantics
+ * of a GPU block of one thread: the same rank library (windows, put/get/notify, wait/test,
+ * flush, barriers, the log), so one rank body (GCOMM_HD) can run as GPU blocks under gcomm_launch
+ * or as host threads here. Ranks are numbered 0 .. nranks-1 in GCOMM_COMM_WORLD and
+ * GCOMM_COMM_DEVICE alike. Their windows may be any memory of the process. Returns when every
+ * thread has returned, with the first rank error or GCOMM_ERR_TIMEOUT like gcomm_launch (and the
+ * ranks' wait reports printed). Needs gcomm_init; for now the job is this process alone (host
+ * ranks of several processes need the proxy). */
+struct gcommi_param_s;
+typedef void (*gcomm_host_fn_t)(const struct gcommi_param_s *param, void *arg);
+int gcomm_launch_host(gcomm_host_fn_t fn, int nranks, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

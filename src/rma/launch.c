@@ -19,6 +19,7 @@
 #include "rma/api_check.h"
 #include "rma/devlog.h"
 #include "rma/runtime.h"
+#include "rma/segment.h"
 
 #define CUDA_TRY(call, what)                                                                   \
     do {                                                                                       \
@@ -38,62 +39,10 @@ typedef struct {
     gcommi_region_desc_t regions[GCOMMI_MAX_REGIONS];
 } gpu_info_t;
 
-/* ... and after it: how it ended there. */
-typedef struct {
-    int32_t abort;      /* the GPU's abort word: -GCOMM_ERR_* or 0 */
-    int32_t cuda_error; /* the kernel failed (cudaError_t), 0 if not */
-    gcommi_error_t error;
-} gpu_result_t;
 
-static const char *op_name(int op)
-{
-    switch (op) {
-    case GCOMMI_OP_PUT: return "put";
-    case GCOMMI_OP_GET: return "get";
-    case GCOMMI_OP_NOTIFY: return "notify";
-    case GCOMMI_OP_WAIT: return "wait_notifications";
-    case GCOMMI_OP_BARRIER: return "barrier";
-    case GCOMMI_OP_WIN_CREATE: return "win_create";
-    case GCOMMI_OP_WIN_FREE: return "win_free";
-    case GCOMMI_OP_INIT: return "init";
-    default: return "operation";
-    }
-}
 
-static uint32_t pow2_at_least(long v)
-{
-    uint32_t p = 1;
-    while (p < (uint32_t)v && p < (1u << 20)) p <<= 1;
-    return p;
-}
 
-static size_t round_up(size_t v, size_t a)
-{
-    return (v + a - 1) / a * a;
-}
 
-/* Segment layout for W ranks over ngpus GPUs with at most maxlocal ranks on one. */
-static void layout_segment(gcommi_param_t *p, int maxlocal)
-{
-    size_t W = (size_t)p->world_size, off = 0;
-    p->off_ctrl = off;
-    off = round_up(off + sizeof(gcommi_ctrl_t), 256);
-    p->off_win = off;
-    off = round_up(off + (size_t)GCOMMI_NCOMMS * GCOMMI_MAX_WINS * W * sizeof(gcommi_win_entry_t),
-                   256);
-    p->off_tail = off;
-    off = round_up(off + W * sizeof(uint32_t), 256);
-    p->off_consumed = off;
-    off = round_up(off + W * sizeof(uint32_t), 256);
-    p->off_ring = off;
-    off = round_up(off + (size_t)maxlocal * p->ngpus * p->depth * sizeof(uint64_t), 256);
-    p->priv_stride = round_up(sizeof(gcommi_priv_t) + p->pending_cap * sizeof(gcommi_notif_t), 128);
-    p->off_priv = off;
-    off = round_up(off + (size_t)maxlocal * p->priv_stride, 256);
-    p->off_report = off;
-    off = round_up(off + (size_t)maxlocal * sizeof(gcommi_report_t), 256);
-    p->seg_bytes = off;
-}
 
 /* Maps (or reuses the mapping of) another process's allocation; *view = NULL on failure. */
 static int ipc_map(gcommi_ipc_map_t *m, uint64_t serial, const unsigned char *handle,
@@ -148,100 +97,7 @@ int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t sh
     return GCOMM_SUCCESS;
 }
 
-/* Prints what every stopped rank of local GPU i was waiting for. */
-static void print_reports(int i, const gcommi_param_t *p)
-{
-    gcommi_local_gpu_t *l = &gcommi_rt.local[i];
-    size_t n = (size_t)p->nlocal;
-    gcommi_report_t *r = malloc(n * sizeof(*r));
-    if (!r) return;
-    if (cudaMemcpy(r, l->seg + p->off_report, n * sizeof(*r), cudaMemcpyDeviceToHost) != cudaSuccess) {
-        cudaGetLastError();
-        free(r);
-        return;
-    }
-    int shown = 0, waiting = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (r[k].op == GCOMMI_OP_NONE) continue;
-        waiting++;
-        if (shown++ >= 32) continue;
-        char lanes[128] = "";
-        size_t len = 0;
-        for (int g = 0; g < p->ngpus && len < sizeof(lanes) - 12; g++)
-            len += (size_t)snprintf(lanes + len, sizeof(lanes) - len, "%s%u", g ? "," : "",
-                                    r[k].lane_next[g]);
-        int rank = p->rank_base[p->gpu] + (int)k;
-        if (r[k].op == GCOMMI_OP_WAIT)
-            GCOMM_LOG_ERROR("rma", "rank %d (GPU %d block %zu) waits for %d notification(s) of "
-                            "window %d, source %d, tag %d: %d matched so far, %d other(s) held%s; "
-                            "entries consumed per source GPU: %s", rank, p->gpu, k, r[k].want,
-                            r[k].win, r[k].source, r[k].tag, r[k].got, r[k].pending,
-                            (uint32_t)r[k].pending >= p->pending_cap
-                                ? " (as many as it can hold: GCOMM_PENDING_MAX; the senders of "
-                                  "what it waits for are held back)"
-                                : "",
-                            lanes);
-        else if (r[k].op == GCOMMI_OP_BARRIER)
-            GCOMM_LOG_ERROR("rma", "rank %d (GPU %d block %zu) waits in a barrier of %s",
-                            rank, p->gpu, k, r[k].win ? "GCOMM_COMM_DEVICE" : "GCOMM_COMM_WORLD");
-        else
-            GCOMM_LOG_ERROR("rma", "rank %d (GPU %d block %zu) waits for queue credit to notify "
-                            "rank %d (its queue is full: the target does not consume)", rank,
-                            p->gpu, k, r[k].target);
-    }
-    if (shown > 32) GCOMM_LOG_ERROR("rma", "... and %d more waiting ranks on GPU %d", shown - 32, p->gpu);
-    GCOMM_LOG_ERROR("rma", "GPU %d: %d of %d ranks were waiting when the launch stopped", p->gpu,
-                    waiting, p->nlocal);
-    free(r);
-}
 
-/* Turns the results of every GPU into one status with its detail (same on every process). */
-static int launch_status(const gpu_result_t *res, int ngpus)
-{
-    int best = -1;
-    for (int g = 0; g < ngpus; g++) {
-        if (res[g].cuda_error)
-            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "the kernel failed on GPU %d: %s", g,
-                                cudaGetErrorString((cudaError_t)res[g].cuda_error));
-        if (!res[g].error.claimed) continue;
-        /* the cause is an error that is not a timeout, if there is one */
-        if (best < 0 || (res[best].error.code == GCOMM_ERR_TIMEOUT &&
-                         res[g].error.code != GCOMM_ERR_TIMEOUT))
-            best = g;
-    }
-    if (best >= 0) {
-        const gcommi_error_t *e = &res[best].error;
-        if (e->code == GCOMM_ERR_TIMEOUT)
-            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d (GPU %d) timed out in %s after "
-                                "GCOMM_TIMEOUT_MS = %ld ms; the ranks' waits are reported above",
-                                e->rank, best, op_name(e->op), gcommi_config()->timeout_ms);
-        if (e->op == GCOMMI_OP_WIN_CREATE)
-            return GCOMMI_ERROR(e->code, "rank %d (GPU %d): win_create over %llu bytes at 0x%llx: %s",
-                                e->rank, best, (unsigned long long)e->bytes,
-                                (unsigned long long)e->offset,
-                                e->code == GCOMM_ERR_UNSUPPORTED
-                                    ? "too many windows alive at once"
-                                    : "not memory of gcomm_malloc or gcomm_register on this GPU");
-        if (e->code == GCOMM_ERR_TYPE_MISMATCH || e->code == GCOMM_ERR_TYPE ||
-            e->code == GCOMM_ERR_OVERFLOW) /* typed put/get: bytes = origin's, limit = target's */
-            return GCOMMI_ERROR(e->code, "rank %d (GPU %d): typed %s to rank %d of window %d at "
-                                "offset %llu: the origin's instances pack %llu bytes, the "
-                                "target's %llu: %s", e->rank, best, op_name(e->op), e->target,
-                                e->win, (unsigned long long)e->offset,
-                                (unsigned long long)e->bytes, (unsigned long long)e->limit,
-                                gcomm_error_string(e->code));
-        return GCOMMI_ERROR(e->code, "rank %d (GPU %d): %s to rank %d of window %d at offset %llu, "
-                            "%llu bytes (window there: %llu bytes): %s", e->rank, best,
-                            op_name(e->op), e->target, e->win, (unsigned long long)e->offset,
-                            (unsigned long long)e->bytes, (unsigned long long)e->limit,
-                            gcomm_error_string(e->code));
-    }
-    for (int g = 0; g < ngpus; g++)
-        if (res[g].abort)
-            return GCOMMI_ERROR(-res[g].abort, "the launch was stopped on GPU %d (%s)", g,
-                                gcomm_error_string(-res[g].abort));
-    return GCOMM_SUCCESS;
-}
 
 /* Every process runs the same sequence of collectives whatever fails locally: after each phase
  * the processes agree on its status (an allgather of one int), and a failure anywhere sends
@@ -445,7 +301,7 @@ static void wait_all(gcommi_rt_t *rt, int launched)
 
 /* How local GPU i's ranks ended: kernel failure, abort word, first error; prints its gcomm_log
  * records and, after a stop, what each rank was waiting for. */
-static void collect(gcommi_rt_t *rt, int i, const gcommi_param_t *prm, gpu_result_t *res)
+static void collect(gcommi_rt_t *rt, int i, const gcommi_param_t *prm, gcommi_launch_result_t *res)
 {
     gcommi_local_gpu_t *l = &rt->local[i];
     cudaSetDevice(l->device);
@@ -462,7 +318,15 @@ static void collect(gcommi_rt_t *rt, int i, const gcommi_param_t *prm, gpu_resul
     res->error = c.error;
     if (c.log_next.v)
         gcommi_devlog_print(gcommi_config_log_stream(), l->log, c.log_next.v, prm->gpu);
-    if (c.abort.v) print_reports(i, prm);
+    if (c.abort.v) { /* what every rank was waiting for */
+        size_t n = (size_t)prm->nlocal;
+        gcommi_report_t *r = malloc(n * sizeof(*r));
+        if (r && cudaMemcpy(r, l->seg + prm->off_report, n * sizeof(*r),
+                            cudaMemcpyDeviceToHost) == cudaSuccess)
+            gcommi_print_reports(prm, r, 0);
+        cudaGetLastError();
+        free(r);
+    }
 }
 
 int gcomm_launch(const gcomm_launch_t *launch)
@@ -471,13 +335,12 @@ int gcomm_launch(const gcomm_launch_t *launch)
     gcommi_rt_t *rt = &gcommi_rt;
     GCOMMI_CHECK(gcommi_check_launch(launch));
 
-    const gcommi_config_t *cfg = gcommi_config();
     const int nproc = rt->boot.size;
     pthread_mutex_lock(&rt->lock);
     gpu_info_t *mine = calloc(GCOMMI_MAX_GPUS, sizeof(*mine));
     gpu_info_t *all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*all));
-    gpu_result_t *res_mine = calloc(GCOMMI_MAX_GPUS, sizeof(*res_mine));
-    gpu_result_t *res_all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*res_all));
+    gcommi_launch_result_t *res_mine = calloc(GCOMMI_MAX_GPUS, sizeof(*res_mine));
+    gcommi_launch_result_t *res_all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*res_all));
     gcommi_param_t *prm = calloc(GCOMMI_MAX_GPUS, sizeof(*prm));
     gcommi_param_t *base = calloc(1, sizeof(*base));
     int st = (!mine || !all || !res_mine || !res_all || !prm || !base)
@@ -489,14 +352,8 @@ int gcomm_launch(const gcomm_launch_t *launch)
     if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
     if ((st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine))))
         goto out;
-    base->version = GCOMMI_RT_VERSION;
-    base->size = sizeof(gcommi_param_t);
+    gcommi_param_defaults(base, ++rt->launches);
     base->ngpus = rt->ngpus;
-    base->depth = pow2_at_least(cfg->queue_depth > 1 ? cfg->queue_depth : 2);
-    if (base->depth > GCOMMI_DEPTH_MAX) base->depth = GCOMMI_DEPTH_MAX;
-    base->pending_cap = (uint32_t)(cfg->pending_max > 1 ? cfg->pending_max : 1);
-    base->launch_id = ++rt->launches;
-    base->timeout_ns = (uint64_t)(cfg->timeout_ms > 0 ? cfg->timeout_ms : 1) * 1000000ull;
     int maxlocal = 0;
     for (int p = 0, g = 0; p < nproc; p++)
         for (int i = 0; g < rt->ngpus && rt->proc_of_gpu[g] == p; i++, g++) {
@@ -511,7 +368,7 @@ int gcomm_launch(const gcomm_launch_t *launch)
                           "most %d", base->world_size, GCOMMI_SOURCE_MAX);
         goto out;
     }
-    layout_segment(base, maxlocal);
+    gcommi_segment_layout(base, maxlocal);
 
     /* 2. segments; 3. exchange and map; 4. upload and reset, then free what was retired (every
      * process has moved its mappings on by then) */
@@ -532,11 +389,16 @@ int gcomm_launch(const gcomm_launch_t *launch)
     for (int i = 0; i < launched; i++) collect(rt, i, &prm[i], &res_mine[i]);
     st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
     if (st == GCOMM_SUCCESS) {
-        gpu_result_t res[GCOMMI_MAX_GPUS];
+        gcommi_launch_result_t res[GCOMMI_MAX_GPUS];
         for (int p = 0, gg = 0; p < nproc; p++)
             for (int i = 0; gg < rt->ngpus && rt->proc_of_gpu[gg] == p; i++, gg++)
                 res[gg] = res_all[(size_t)p * GCOMMI_MAX_GPUS + i];
-        st = launch_status(res, rt->ngpus);
+        st = GCOMM_SUCCESS;
+        for (int g = 0; g < rt->ngpus && st == GCOMM_SUCCESS; g++)
+            if (res[g].cuda_error)
+                st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "the kernel failed on GPU %d: %s", g,
+                                  cudaGetErrorString((cudaError_t)res[g].cuda_error));
+        if (st == GCOMM_SUCCESS) st = gcommi_launch_status(res, rt->ngpus, "GPU");
     }
     if ((st = agree(rt, lst != GCOMM_SUCCESS ? lst : st)) != GCOMM_SUCCESS) goto out;
 out:

@@ -1,15 +1,13 @@
-/* Kernels shared by the device RMA tests: test_rma_device (one process drives every GPU) and
- * test_rma_mpi (one MPI process per GPU, CUDA IPC between them). Every kernel counts its failed
- * checks with DCHECK into errs[0] (the line of the first in errs[1]) and takes (param, buf, errs)
- * unless said otherwise; `buf` is memory of gcomm_malloc or gcomm_register on the rank's GPU. */
+/* The RMA test bodies (rank_bodies.h) as kernels: every GPU block runs one rank. Shared by
+ * test_rma_device (one process drives every GPU) and test_rma_mpi (one MPI process per GPU). */
 #ifndef GCOMM_TESTS_RMA_TEST_KERNELS_CUH
 #define GCOMM_TESTS_RMA_TEST_KERNELS_CUH
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gcomm/device.cuh"
+#include "rank_bodies.h"
 
 #define CUDA_OK(call)                                                                          \
     do {                                                                                       \
@@ -21,392 +19,53 @@
         }                                                                                      \
     } while (0)
 
-/* Counts a failed device check into errs[0] and keeps the line of the first in errs[1]. */
-#define DCHECK(cond, errs)                                                                     \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            atomicAdd((errs), 1u);                                                             \
-            atomicCAS((errs) + 1, 0u, (unsigned)__LINE__);                                     \
-        }                                                                                      \
-    } while (0)
-
-__host__ __device__ static inline uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
-
-/* ---- ring: put_notify to the next rank, one slot per iteration, checked at the target ---- */
-
-#define RING_WORDS 64 /* 512 bytes per message */
-#define RING_ITERS 16
-
 __global__ void k_ring(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
-    /* per rank: [RING_ITERS messages received][one message to send] */
-    uint64_t *mine = buf + (size_t)lrank * (RING_ITERS + 1) * RING_WORDS;
-    uint64_t *send = mine + RING_ITERS * RING_WORDS;
-    gcomm_win_t win;
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, RING_ITERS * RING_WORDS * 8, &win) ==
-               GCOMM_SUCCESS, errs);
-    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
-    for (int it = 0; it < RING_ITERS; it++) {
-        for (int w = threadIdx.x; w < RING_WORDS; w += blockDim.x)
-            send[w] = mix(((uint64_t)rank << 32) ^ ((uint64_t)it << 16) ^ w);
-        __syncthreads();
-        DCHECK(gcomm_put_notify(&ctx, win, next, (size_t)it * RING_WORDS * 8, RING_WORDS * 8,
-                                send, it) == GCOMM_SUCCESS, errs);
-        /* the notification of iteration it from prev, and its data */
-        DCHECK(gcomm_wait_notifications(&ctx, win, prev, it, 1) == GCOMM_SUCCESS, errs);
-        for (int w = threadIdx.x; w < RING_WORDS; w += blockDim.x)
-            DCHECK(mine[it * RING_WORDS + w] == mix(((uint64_t)prev << 32) ^ ((uint64_t)it << 16) ^ w),
-                   errs);
-    }
-    int flag = 1;
-    DCHECK(gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, 1, &flag) ==
-               GCOMM_SUCCESS && flag == 0, errs);
-    DCHECK(gcomm_win_free(&ctx, &win) == GCOMM_SUCCESS && win == GCOMM_WIN_NULL, errs);
-    gcomm_finish(&ctx);
+    body_ring(param, buf, errs);
 }
-
-/* ---- gather with wildcards: every rank put_notifies its id to rank 0 with tag rank % 3 ---- */
 
 __global__ void k_gather(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank, size;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    __shared__ uint64_t word;
-    gcomm_win_t win;
-    /* rank 0 exposes one word per rank; the others expose nothing (0 bytes) */
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, rank == 0 ? buf : NULL,
-                            rank == 0 ? (size_t)size * 8 : 0, &win) == GCOMM_SUCCESS, errs);
-    if (rank != 0) {
-        if (threadIdx.x == 0) word = mix(rank);
-        __syncthreads();
-        DCHECK(gcomm_put_notify(&ctx, win, 0, (size_t)rank * 8, 8, &word, rank % 3) ==
-                   GCOMM_SUCCESS, errs);
-    } else {
-        int flag = 1;
-        /* never that many: test must say no and remove nothing */
-        DCHECK(gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, size, &flag) ==
-                   GCOMM_SUCCESS && flag == 0, errs);
-        int last = size - 1, got = 0;
-        if (last > 0) {
-            DCHECK(gcomm_wait_notifications(&ctx, win, last, last % 3, 1) == GCOMM_SUCCESS, errs);
-            got++;
-        }
-        int tag0 = 0; /* senders with tag 0, excluding the one matched above */
-        for (int r = 1; r < size; r++) tag0 += (r % 3 == 0 && r != last);
-        DCHECK(gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, 0, tag0) == GCOMM_SUCCESS,
-               errs);
-        got += tag0;
-        DCHECK(gcomm_wait_notifications(&ctx, GCOMM_ANY_WIN, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG,
-                                        size - 1 - got) == GCOMM_SUCCESS, errs);
-        flag = 1;
-        DCHECK(gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, 1, &flag) ==
-                   GCOMM_SUCCESS && flag == 0, errs);
-        for (int r = 1 + threadIdx.x; r < size; r += blockDim.x) DCHECK(buf[r] == mix(r), errs);
-    }
-    gcomm_win_free(&ctx, &win);
-    gcomm_finish(&ctx);
+    body_gather(param, buf, errs);
 }
-
-/* ---- get and get_notify; barriers between phases ---- */
 
 __global__ void k_get(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
-    const int words = 300; /* not a multiple of 16 bytes per thread: ragged ends */
-    uint64_t *mine = buf + (size_t)lrank * 2 * words, *got = mine + words;
-    gcomm_win_t win;
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, words * 8, &win) == GCOMM_SUCCESS, errs);
-    for (int phase = 0; phase < 3; phase++) {
-        for (int w = threadIdx.x; w < words; w += blockDim.x)
-            mine[w] = mix(((uint64_t)rank << 20) ^ ((uint64_t)phase << 12) ^ w);
-        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
-        int from = (rank + 1 + phase) % size;
-        DCHECK(gcomm_get(&ctx, win, from, 8, (words - 1) * 8, got) == GCOMM_SUCCESS, errs);
-        for (int w = threadIdx.x; w < words - 1; w += blockDim.x)
-            DCHECK(got[w] == mix(((uint64_t)from << 20) ^ ((uint64_t)phase << 12) ^ (w + 1)), errs);
-        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
-    }
-    /* get_notify tells the rank read from */
-    int from = (rank + 1) % size, reader = (rank + size - 1) % size;
-    DCHECK(gcomm_get_notify(&ctx, win, from, 0, 8, got, 7) == GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_wait_notifications(&ctx, win, reader, 7, 1) == GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_DEVICE) == GCOMM_SUCCESS, errs);
-    gcomm_win_free(&ctx, &win);
-    gcomm_finish(&ctx);
+    body_get(param, buf, errs);
 }
-
-/* ---- overlapping windows of one GPU's ranks: a put onto itself copies nothing ---- */
 
 __global__ void k_overlap(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int lrank, lsize;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_DEVICE, &lsize);
-    const int words = 128;
-    gcomm_win_t win; /* every rank of the GPU exposes the whole array */
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_DEVICE, buf, (size_t)lsize * words * 8, &win) ==
-               GCOMM_SUCCESS, errs);
-    uint64_t *slice = buf + (size_t)lrank * words;
-    for (int w = threadIdx.x; w < words; w += blockDim.x) slice[w] = mix(lrank * 1000 + w);
-    __syncthreads();
-    int next = (lrank + 1) % lsize;
-    /* same address at origin and target: no copy, but a notification */
-    DCHECK(gcomm_put_notify(&ctx, win, next, (size_t)lrank * words * 8, words * 8, slice, 1) ==
-               GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_wait_notifications(&ctx, win, (lrank + lsize - 1) % lsize, 1, 1) == GCOMM_SUCCESS,
-           errs);
-    for (int w = threadIdx.x; w < words; w += blockDim.x) DCHECK(slice[w] == mix(lrank * 1000 + w), errs);
-    gcomm_win_free(&ctx, &win);
-    gcomm_finish(&ctx);
+    body_overlap(param, buf, errs);
 }
 
-/* ---- stress: senders notify random receivers with random tags; payload = message count ---- */
-
-#define STRESS_RECEIVERS 4
-#define STRESS_TAGS 8
-
-__host__ __device__ static inline void stress_msg(int src, long i, int *rcv, int *tag)
-{
-    uint64_t h = mix(((uint64_t)src << 32) ^ (uint64_t)i);
-    *rcv = (int)(h % STRESS_RECEIVERS);
-    *tag = (int)((h >> 20) % STRESS_TAGS);
-}
-
-/* expect[r * STRESS_TAGS + t]: notifications receiver r gets with tag t (from the host). */
 __global__ void k_stress(gcomm_param_t param, uint64_t *buf, long per_sender, const long *expect,
                          unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank, size;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    /* receivers (on GPU 0) expose one counter per sender: how many messages it sent them */
-    gcomm_win_t win;
-    int receiver = rank < STRESS_RECEIVERS;
-    uint64_t *slots = buf + (size_t)rank * size;
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, receiver ? slots : NULL,
-                            receiver ? (size_t)size * 8 : 0, &win) == GCOMM_SUCCESS, errs);
-    if (!receiver) {
-        __shared__ uint64_t sent[STRESS_RECEIVERS];
-        if (threadIdx.x < STRESS_RECEIVERS) sent[threadIdx.x] = 0;
-        for (long i = 0; i < per_sender; i++) {
-            int rcv, tag;
-            stress_msg(rank, i, &rcv, &tag);
-            __syncthreads();
-            if (threadIdx.x == 0) sent[rcv]++;
-            __syncthreads();
-            if (gcomm_put_notify(&ctx, win, rcv, (size_t)rank * 8, 8, &sent[rcv], tag) !=
-                GCOMM_SUCCESS) {
-                DCHECK(0, errs);
-                break;
-            }
-        }
-    } else {
-        /* Waiting for one tag while senders keep sending others would fill any finite list of
-         * held notifications (and then stop the senders): test for a random tag, and when it is
-         * not there, wait for the next notification of any tag. */
-        long remaining[STRESS_TAGS], consumed = 0, total = 0, by_tag = 0;
-        for (int t = 0; t < STRESS_TAGS; t++) total += remaining[t] = expect[rank * STRESS_TAGS + t];
-        uint64_t rng = mix(rank + 12345);
-        __shared__ unsigned long long sum;
-        while (consumed < total) {
-            rng = mix(rng);
-            int t = (int)(rng % STRESS_TAGS), flag = 0;
-            long n = 1 + (long)((rng >> 8) % 4);
-            if (n > total - consumed) n = total - consumed;
-            if (remaining[t] >= n &&
-                gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, t, (int)n, &flag) !=
-                    GCOMM_SUCCESS) {
-                DCHECK(0, errs);
-                break;
-            }
-            if (flag) {
-                remaining[t] -= n;
-                by_tag += n;
-            } else {
-                n = 1;
-                if (gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, 1) !=
-                    GCOMM_SUCCESS) {
-                    DCHECK(0, errs);
-                    break;
-                }
-            }
-            consumed += n;
-            /* every consumed notification's payload is visible: the counters sum to at least
-             * the number consumed */
-            if (threadIdx.x == 0) sum = 0;
-            __syncthreads();
-            unsigned long long part = 0;
-            for (int s = threadIdx.x; s < size; s += blockDim.x)
-                part += ((volatile uint64_t *)slots)[s];
-            atomicAdd(&sum, part);
-            __syncthreads();
-            DCHECK(sum >= (unsigned long long)consumed, errs);
-            __syncthreads();
-        }
-        DCHECK(by_tag > 0, errs);
-        int flag = 1;
-        DCHECK(gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, 1, &flag) ==
-                   GCOMM_SUCCESS && flag == 0, errs);
-        DCHECK(sum == (unsigned long long)total, errs);
-    }
-    gcomm_win_free(&ctx, &win);
-    gcomm_finish(&ctx);
-}
-
-/* ---- typed put/get: halo columns, a column into a packed array, a reversed array, a row ----
- *
- * Per rank: a TR x TC grid of doubles (row-major; columns 0 and TC-1 are halos), then P (TR
- * doubles), Q (TR doubles) and S (TC doubles), all in one window. Types (handles of this GPU):
- * col = vector(TR, 1, TC) of double, dbl = double, rev = hvector(TR, 1, -8) of double (reversed,
- * true lb < 0), row = contiguous(TC - 2) of double. */
-
-#define TR 40
-#define TC 24
-#define TYPED_WORDS (TR * TC + 2 * TR + TC)
-
-__host__ __device__ static inline double typed_val(int rank, int i, int j)
-{
-    return rank * 100000.0 + i * 100.0 + j;
+    body_stress(param, buf, per_sender, expect, errs);
 }
 
 __global__ void k_typed(gcomm_param_t param, double *buf, unsigned *errs, gcomm_device_type_t col,
                         gcomm_device_type_t dbl, gcomm_device_type_t rev, gcomm_device_type_t row)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
-    double *A = buf + (size_t)lrank * TYPED_WORDS, *P = A + TR * TC, *Q = P + TR, *S = Q + TR;
-    for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) {
-        int i = k / TC, j = k % TC;
-        if (j > 0 && j < TC - 1) A[k] = typed_val(rank, i, j);
-    }
-    gcomm_win_t win;
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TYPED_WORDS * 8, &win) == GCOMM_SUCCESS, errs);
-    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
-    const size_t offP = TR * TC * 8, offQ = offP + TR * 8;
-    /* my column TC-2 -> right's halo column 0 (same shape at both ends) */
-    DCHECK(gcomm_put_typed_notify(&ctx, win, right, 0, 1, col, &A[TC - 2], 1, col, 7) ==
-               GCOMM_SUCCESS, errs);
-    /* left's column 1 -> my halo column TC-1 */
-    DCHECK(gcomm_get_typed(&ctx, win, left, 8, 1, col, &A[TC - 1], 1, col) == GCOMM_SUCCESS, errs);
-    /* my column 1 -> right's P, packed (one column = TR doubles) */
-    DCHECK(gcomm_put_typed_notify(&ctx, win, right, offP, TR, dbl, &A[1], 1, col, 8) ==
-               GCOMM_SUCCESS, errs);
-    /* my column 1 -> right's Q reversed (the target type reaches below its origin) */
-    DCHECK(gcomm_put_typed_notify(&ctx, win, right, offQ + (TR - 1) * 8, 1, rev, &A[1], 1, col,
-                                  10) == GCOMM_SUCCESS, errs);
-    /* right's row 2 (columns 1..TC-2) -> my S, notifying right that it was read */
-    DCHECK(gcomm_get_typed_notify(&ctx, win, right, (2 * TC + 1) * 8, 1, row, S, TC - 2, dbl, 9) ==
-               GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_wait_notifications(&ctx, win, left, 7, 1) == GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_wait_notifications(&ctx, win, left, 8, 1) == GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_wait_notifications(&ctx, win, left, 10, 1) == GCOMM_SUCCESS, errs);
-    DCHECK(gcomm_wait_notifications(&ctx, win, left, 9, 1) == GCOMM_SUCCESS, errs);
-    for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) {
-        int i = k / TC, j = k % TC;
-        double want = j == 0 ? typed_val(left, i, TC - 2)
-                    : j == TC - 1 ? typed_val(left, i, 1) : typed_val(rank, i, j);
-        DCHECK(A[k] == want, errs);
-    }
-    for (int i = threadIdx.x; i < TR; i += blockDim.x) {
-        DCHECK(P[i] == typed_val(left, i, 1), errs);
-        DCHECK(Q[TR - 1 - i] == typed_val(left, i, 1), errs);
-    }
-    for (int j = threadIdx.x; j < TC - 2; j += blockDim.x) DCHECK(S[j] == typed_val(right, 2, j + 1), errs);
-    gcomm_win_free(&ctx, &win);
-    gcomm_finish(&ctx);
+    body_typed(param, buf, errs, col, dbl, rev, row);
 }
 
-/* Typed errors (mode): 0 a target column that runs past the end of the window, 1 packed sizes
- * that differ, 2 a reversed target type reaching below the window's start. Rank 1 makes the bad
- * call (targeting rank 0); the others wait for what never comes and must be released. Nothing
- * may be written. */
 __global__ void k_typed_bad(gcomm_param_t param, double *buf, unsigned *errs,
                             gcomm_device_type_t col, gcomm_device_type_t dbl,
                             gcomm_device_type_t rev, int mode)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
-    double *A = buf + (size_t)lrank * TYPED_WORDS;
-    __shared__ double src[TR * TC];
-    for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) src[k] = 1.0;
-    gcomm_win_t win;
-    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TR * TC * 8, &win);
-    if (rank == 1) {
-        int rc = mode == 0 ? gcomm_put_typed(&ctx, win, 0, 8, 2, col, src, 2, col)
-               : mode == 1 ? gcomm_put_typed_notify(&ctx, win, 0, 8, 1, col, src, TR - 1, dbl, 3)
-                           : gcomm_put_typed(&ctx, win, 0, 8, 1, rev, src, TR, dbl);
-        DCHECK(rc == (mode == 1 ? GCOMM_ERR_TYPE_MISMATCH : GCOMM_ERR_WINDOW), errs);
-    } else {
-        DCHECK(gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, 3, 1) != GCOMM_SUCCESS, errs);
-    }
-    gcomm_finish(&ctx);
+    body_typed_bad(param, buf, errs, col, dbl, rev, mode);
 }
-
-/* ---- errors ---- */
 
 __global__ void k_outside(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_win_t win;
-    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, buf, 64, &win); /* every rank: the GPU's first 64 B */
-    __shared__ uint64_t data[2];
-    if (threadIdx.x < 2) data[threadIdx.x] = 0x5555;
-    __syncthreads();
-    if (rank == 1) /* 16 bytes at offset 56 of a 64-byte window */
-        DCHECK(gcomm_put(&ctx, win, 0, 56, 16, data) == GCOMM_ERR_WINDOW, errs);
-    /* everybody else waits for a notification that never comes: the error must end it */
-    if (rank != 1)
-        DCHECK(gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, 3, 1) != GCOMM_SUCCESS, errs);
-    gcomm_finish(&ctx);
+    body_outside(param, buf, errs);
 }
 
 __global__ void k_never(gcomm_param_t param, unsigned *errs)
 {
-    __shared__ gcomm_context_t ctx;
-    gcomm_init(param, &ctx);
-    int rank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    if (rank == 0) { /* rank 0 waits in a barrier nobody else enters */
-        int rc = gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
-        DCHECK(rc != GCOMM_SUCCESS, errs);
-    } else /* the others wait for a notification nobody sends */
-        DCHECK(gcomm_wait_notifications(&ctx, GCOMM_ANY_WIN, 0, 5, 2) != GCOMM_SUCCESS, errs);
-    gcomm_finish(&ctx);
+    body_never(param, errs);
 }
 
 #endif /* GCOMM_TESTS_RMA_TEST_KERNELS_CUH */

@@ -215,7 +215,7 @@ static void test_typed(gpus_t *g, int blocks)
         TEST_OK(gcomm_type_device(row, g->dev[i], &h[i][3]));
     }
     gcomm_device_type_t none;
-    TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(col, -1, &none));
+    TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(col, -5, &none));
     TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(col, 0, NULL));
     TEST_RC(GCOMM_ERR_TYPE, gcomm_type_device(NULL, 0, &none));
 

@@ -1,15 +1,22 @@
-/* Implementation of the device API (gcomm/device.cuh). Internal.
+/* Implementation of the rank library (gcomm/rank.h, gcomm/device.cuh): one source for ranks that
+ * are GPU thread blocks and ranks that are host threads, over the primitives of rank_prims.h.
+ * Internal.
  *
- * Every API function is block-collective. Work that must happen once (queue slots, barrier
+ * Every API function is block-collective (a host rank is a block of one thread). Work that must happen once (queue slots, barrier
  * arrivals, error records) is done by thread 0, and its result reaches the block through
  * ctx->status between two __syncthreads. Each function begins with a block barrier before thread 0
  * writes ctx->status, so a slow thread has always read the previous result before it changes.
  * Argument checks only read shared state, so every thread runs them and all take the same path. */
-#ifndef GCOMM_DETAIL_DEVICE_IMPL_CUH
-#define GCOMM_DETAIL_DEVICE_IMPL_CUH
+#ifndef GCOMM_DETAIL_RANK_IMPL_H
+#define GCOMM_DETAIL_RANK_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "gcomm/detail/atomic.h"
 #include "gcomm/detail/notif.h"
+#include "gcomm/detail/rank_prims.h"
 #include "gcomm/detail/rt.h"
 #include "gcomm/detail/typed_copy.h"
 
@@ -21,44 +28,27 @@
 
 /* ---- small helpers ---- */
 
-static inline __device__ int gcommi_tid(void)
-{
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
-static inline __device__ int gcommi_nthreads(void)
-{
-    return blockDim.x * blockDim.y * blockDim.z;
-}
-
-static inline __device__ uint64_t gcommi_now_ns(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 /* Segment addressing from the block's shared copy of the parameter (rt.h has the same from the
  * parameter itself, for the host). */
-static inline __device__ int gcommi_ctx_gpu_of_rank(const gcomm_context_t *ctx, int r)
+GCOMM_HD_INLINE int gcommi_ctx_gpu_of_rank(const gcomm_context_t *ctx, int r)
 {
     int g = 0;
     while (g + 1 < ctx->ngpus && r >= ctx->rank_base[g + 1]) g++;
     return g;
 }
 
-static inline __device__ uint32_t *gcommi_ctx_tail(const gcomm_context_t *ctx, int target)
+GCOMM_HD_INLINE uint32_t *gcommi_ctx_tail(const gcomm_context_t *ctx, int target)
 {
     return (uint32_t *)(ctx->seg[ctx->gpu] + ctx->off_tail) + target;
 }
 
-static inline __device__ uint32_t *gcommi_ctx_consumed(const gcomm_context_t *ctx, int gpu,
+GCOMM_HD_INLINE uint32_t *gcommi_ctx_consumed(const gcomm_context_t *ctx, int gpu,
                                                        int target)
 {
     return (uint32_t *)(ctx->seg[gpu] + ctx->off_consumed) + target;
 }
 
-static inline __device__ uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu, int local,
+GCOMM_HD_INLINE uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu, int local,
                                                    int src_gpu)
 {
     return (uint64_t *)(ctx->seg[gpu] + ctx->off_ring) +
@@ -67,19 +57,19 @@ static inline __device__ uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, i
 
 /* Nonzero once the launch has been stopped (an error or timeout anywhere); the value is the
  * negated GCOMM_ERR_* code of the cause. */
-static inline __device__ int gcommi_aborted(const gcomm_context_t *ctx)
+GCOMM_HD_INLINE int gcommi_aborted(const gcomm_context_t *ctx)
 {
     return (int)gcommi_ld_relaxed_sys(&ctx->ctrl->abort.v);
 }
 
 /* Records the first error of this GPU and stops every GPU of the launch. Thread 0 only. */
-static inline __device__ void gcommi_fail(gcomm_context_t *ctx, int code, int op, int win,
+GCOMM_HD_INLINE void gcommi_fail(gcomm_context_t *ctx, int code, int op, int win,
                                           int target, uint64_t offset, uint64_t bytes,
                                           uint64_t limit)
 {
     const gcommi_param_t *p = ctx->p;
     gcommi_error_t *e = &ctx->ctrl->error;
-    if (atomicExch((unsigned int *)&e->claimed, 1u) == 0) {
+    if (gcommi_xchg(&e->claimed, 1u) == 0) {
         e->code = code;
         e->rank = ctx->rank;
         e->win = win;
@@ -92,12 +82,12 @@ static inline __device__ void gcommi_fail(gcomm_context_t *ctx, int code, int op
     gcommi_fence_sys();
     for (int g = 0; g < p->ngpus; g++) {
         uint32_t *a = &gcommi_seg_ctrl(p, g)->abort.v;
-        atomicCAS_system((unsigned int *)a, 0u, (unsigned int)(-code));
+        gcommi_cas_sys(a, 0u, (uint32_t)(-code));
     }
 }
 
 /* Fills this rank's wait report (what it was blocked on when it gave up). Thread 0 only. */
-static inline __device__ void gcommi_report(gcomm_context_t *ctx, int op, int win, int source,
+GCOMM_HD_INLINE void gcommi_report(gcomm_context_t *ctx, int op, int win, int source,
                                             int tag, int want, int got, int target)
 {
     const gcommi_param_t *p = ctx->p;
@@ -117,7 +107,7 @@ static inline __device__ void gcommi_report(gcomm_context_t *ctx, int op, int wi
 /* Called in a polling loop by thread 0: GCOMM_SUCCESS while it may go on waiting, else the error
  * that ends the wait (the launch was stopped elsewhere, or this wait ran out of time; a timeout
  * is recorded as this rank's error and stops the launch). */
-static inline __device__ int gcommi_poll_check(gcomm_context_t *ctx, uint64_t start, int op,
+GCOMM_HD_INLINE int gcommi_poll_check(gcomm_context_t *ctx, uint64_t start, int op,
                                                int win, int target)
 {
     int a = gcommi_aborted(ctx);
@@ -131,8 +121,11 @@ static inline __device__ int gcommi_poll_check(gcomm_context_t *ctx, uint64_t st
 
 /* The bulk of gcommi_block_copy: the whole block, 16-byte accesses where source and destination
  * agree in alignment, bytes at the ragged ends. */
-static inline __device__ void gcommi_block_copy_bulk(char *d, const char *s, size_t bytes)
+GCOMM_HD_INLINE void gcommi_block_copy_bulk(char *d, const char *s, size_t bytes)
 {
+#if !defined(__CUDA_ARCH__)
+    memmove(d, s, bytes); /* a host rank: one thread, the C library's copy */
+#else
     const int tid = gcommi_tid(), nt = gcommi_nthreads();
     size_t head = 0, nvec = 0;
     if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) {
@@ -147,9 +140,9 @@ static inline __device__ void gcommi_block_copy_bulk(char *d, const char *s, siz
     size_t i = tid;
     for (; i + 7 * (size_t)nt < nvec; i += 8 * (size_t)nt) {
         uint4 v[8];
-#pragma unroll
+GCOMMI_UNROLL
         for (int k = 0; k < 8; k++) v[k] = vs[i + k * (size_t)nt];
-#pragma unroll
+GCOMMI_UNROLL
         for (int k = 0; k < 8; k++) vd[i + k * (size_t)nt] = v[k];
     }
     for (; i + 3 * (size_t)nt < nvec; i += 4 * (size_t)nt) {
@@ -163,12 +156,13 @@ static inline __device__ void gcommi_block_copy_bulk(char *d, const char *s, siz
     const size_t tail = head + nvec * 16;
     for (size_t k = tid; k < head; k += nt) d[k] = s[k];
     for (size_t k = tail + tid; k < bytes; k += nt) d[k] = s[k];
+#endif
 }
 
 /* Copies bytes with the whole block, 16-byte accesses where source and destination agree in
  * alignment (the bulk), bytes at the ragged ends. Nothing when source and destination coincide
  * (overlapping windows of ranks that share memory). */
-static inline __device__ void gcommi_block_copy(void *dst, const void *src, size_t bytes)
+GCOMM_HD_INLINE void gcommi_block_copy(void *dst, const void *src, size_t bytes)
 {
     char *d = (char *)dst;
     const char *s = (const char *)src;
@@ -188,20 +182,17 @@ static inline __device__ void gcommi_block_copy(void *dst, const void *src, size
 
 /* ---- setup ---- */
 
-GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx)
+GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
 {
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) {
         const gcommi_param_t *p = param;
         int st = GCOMM_SUCCESS;
         if (p == NULL || p->version != GCOMMI_RT_VERSION || p->size != sizeof(gcommi_param_t) ||
-            gridDim.y != 1 || gridDim.z != 1 || (int)blockIdx.x >= p->nlocal) {
+            !gcommi_grid_ok() || gcommi_block_index() >= p->nlocal) {
             /* Not a parameter of this gcomm (or launched outside gcomm_launch): nothing can be
              * reported through it, so stop loudly. */
-            printf("gcomm: block %d: gcomm_init: the kernel was not launched by gcomm_launch with "
-                   "matching gcomm headers (parameter %p)\n",
-                   (int)blockIdx.x, (const void *)p);
-            __trap();
+            gcommi_stop_loudly(p);
         }
         ctx->p = p;
         ctx->ctrl = gcommi_seg_ctrl(p, p->gpu);
@@ -210,9 +201,9 @@ GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->proc = p->proc_of_gpu[p->gpu];
         ctx->world_size = p->world_size;
         ctx->nlocal = p->nlocal;
-        ctx->local_rank = blockIdx.x;
-        ctx->rank = p->rank_base[p->gpu] + (int)blockIdx.x;
-        ctx->priv = gcommi_seg_priv(p, p->gpu, blockIdx.x);
+        ctx->local_rank = gcommi_block_index();
+        ctx->rank = p->rank_base[p->gpu] + ctx->local_rank;
+        ctx->priv = gcommi_seg_priv(p, p->gpu, ctx->local_rank);
         ctx->pending = gcommi_priv_pending(ctx->priv);
         for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
             ctx->seg[g] = p->seg[g];
@@ -235,15 +226,15 @@ GCOMMI_DEV int gcomm_init(gcomm_param_t param, gcomm_context_t *ctx)
         for (int c = 0; c < GCOMMI_NCOMMS; c++) ctx->wins_used[c] = 0;
         ctx->status = st;
     }
-    __syncthreads();
+    gcommi_block_sync();
     return ctx->status;
 }
 
 GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx)
 {
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) gcommi_fence_sc_sys();
-    __syncthreads();
+    gcommi_block_sync();
     int a = gcommi_aborted(ctx);
     return a ? -a : GCOMM_SUCCESS;
 }
@@ -264,12 +255,27 @@ GCOMMI_DEV int gcomm_comm_size(gcomm_context_t *ctx, gcomm_comm_t comm, int *siz
     return GCOMM_SUCCESS;
 }
 
+GCOMMI_DEV int gcomm_rank_thread(void)
+{
+    return gcommi_tid();
+}
+
+GCOMMI_DEV int gcomm_rank_nthreads(void)
+{
+    return gcommi_nthreads();
+}
+
+GCOMMI_DEV void gcomm_rank_sync(void)
+{
+    gcommi_block_sync();
+}
+
 /* ---- barrier ---- */
 
 /* Thread 0's part of a barrier. Arrivals count up forever (no reset to race with): the rank that
  * brings this GPU's count to a multiple of nlocal is the GPU's last, joins the other GPUs' last
  * ranks on a counter in GPU 0's memory (world only) and releases the generation. */
-static inline __device__ int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
+GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
 {
     const gcommi_param_t *p = ctx->p;
     gcommi_ctrl_t *c = ctx->ctrl;
@@ -277,6 +283,7 @@ static inline __device__ int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
     uint32_t old = gcommi_fetch_add_gpu(&c->bar_arrive[comm].v, 1);
     uint32_t epoch = old / (uint32_t)ctx->nlocal + 1;
     uint64_t start = gcommi_now_ns();
+    uint32_t spins = 0;
     int st;
     if ((old + 1) % (uint32_t)ctx->nlocal == 0) {
         if (comm == GCOMM_COMM_WORLD && ctx->ngpus > 1) {
@@ -285,14 +292,14 @@ static inline __device__ int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
             gcommi_fetch_add_sys(cross, 1);
             while ((int32_t)(gcommi_ld_acquire_sys(cross) - epoch * (uint32_t)ctx->ngpus) < 0) {
                 if ((st = gcommi_poll_check(ctx, start, GCOMMI_OP_BARRIER, comm, -1))) goto fail;
-                __nanosleep(32);
+                gcommi_pause(++spins);
             }
         }
         gcommi_st_release_sys(&c->bar_gen[comm].v, epoch);
     } else {
         while ((int32_t)(gcommi_ld_acquire_sys(&c->bar_gen[comm].v) - epoch) < 0) {
             if ((st = gcommi_poll_check(ctx, start, GCOMMI_OP_BARRIER, comm, -1))) goto fail;
-            __nanosleep(32);
+            gcommi_pause(++spins);
         }
     }
     gcommi_fence_sys();
@@ -305,32 +312,32 @@ fail:
 GCOMMI_DEV int gcomm_barrier(gcomm_context_t *ctx, gcomm_comm_t comm)
 {
     if (comm != GCOMM_COMM_WORLD && comm != GCOMM_COMM_DEVICE) return GCOMM_ERR_ARG;
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) ctx->status = gcommi_barrier_t0(ctx, comm);
-    __syncthreads();
+    gcommi_block_sync();
     return ctx->status;
 }
 
 /* ---- windows ---- */
 
-static inline __device__ int gcommi_win_comm(gcomm_win_t win)
+GCOMM_HD_INLINE int gcommi_win_comm(gcomm_win_t win)
 {
     return win / GCOMMI_MAX_WINS;
 }
 
-static inline __device__ int gcommi_win_valid(const gcomm_context_t *ctx, gcomm_win_t win)
+GCOMM_HD_INLINE int gcommi_win_valid(const gcomm_context_t *ctx, gcomm_win_t win)
 {
     return win >= 0 && win < GCOMMI_NCOMMS * GCOMMI_MAX_WINS &&
            ((ctx->wins_used[win / GCOMMI_MAX_WINS] >> (win % GCOMMI_MAX_WINS)) & 1u);
 }
 
-static inline __device__ int gcommi_comm_size(const gcomm_context_t *ctx, int comm)
+GCOMM_HD_INLINE int gcommi_comm_size(const gcomm_context_t *ctx, int comm)
 {
     return comm == GCOMM_COMM_WORLD ? ctx->world_size : ctx->nlocal;
 }
 
 /* World rank of rank r of the window's communicator. */
-static inline __device__ int gcommi_world_rank(const gcomm_context_t *ctx, int comm, int r)
+GCOMM_HD_INLINE int gcommi_world_rank(const gcomm_context_t *ctx, int comm, int r)
 {
     return comm == GCOMM_COMM_WORLD ? r : ctx->rank_base[ctx->gpu] + r;
 }
@@ -339,7 +346,7 @@ GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *b
                                 gcomm_win_t *win)
 {
     if (comm != GCOMM_COMM_WORLD && comm != GCOMM_COMM_DEVICE) return GCOMM_ERR_ARG;
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) {
         const gcommi_param_t *p = ctx->p;
         int st = GCOMM_SUCCESS, region = -1;
@@ -349,7 +356,7 @@ GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *b
             if (b >= rb && b - rb <= rs && bytes <= rs - (b - rb)) region = r;
         }
         uint32_t freebits = ~ctx->wins_used[comm];
-        int slot = freebits ? __ffs(freebits) - 1 : -1;
+        int slot = freebits ? gcommi_ffs(freebits) - 1 : -1;
         if (region < 0 && bytes > 0) {
             gcommi_fail(ctx, GCOMM_ERR_ARG, GCOMMI_OP_WIN_CREATE, -1, -1, b, bytes, 0);
             st = GCOMM_ERR_ARG;
@@ -384,7 +391,7 @@ GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *b
         if (st == GCOMM_SUCCESS) st = gcommi_barrier_t0(ctx, comm);
         ctx->status = st;
     }
-    __syncthreads();
+    gcommi_block_sync();
     if (ctx->status == GCOMM_SUCCESS) *win = ctx->value;
     return ctx->status;
 }
@@ -392,7 +399,7 @@ GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *b
 GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
 {
     if (win == NULL || !gcommi_win_valid(ctx, *win)) return GCOMM_ERR_WINDOW;
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) {
         const gcommi_param_t *p = ctx->p;
         int id = *win, comm = gcommi_win_comm(id);
@@ -408,14 +415,14 @@ GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
             if (ctx->rcache_win[c] == id) ctx->rcache_win[c] = GCOMM_WIN_NULL;
         ctx->status = st;
     }
-    __syncthreads();
+    gcommi_block_sync();
     *win = GCOMM_WIN_NULL;
     return ctx->status;
 }
 
 /* Checks what an operation's arguments say without reading memory: window handle, rank range,
  * tag. Run by every thread (same result everywhere); thread 0 records a failure. */
-static inline __device__ int gcommi_check_args(gcomm_context_t *ctx, int op, gcomm_win_t win,
+GCOMM_HD_INLINE int gcommi_check_args(gcomm_context_t *ctx, int op, gcomm_win_t win,
                                                int target, int notify, int tag, size_t offset,
                                                size_t bytes)
 {
@@ -429,7 +436,7 @@ static inline __device__ int gcommi_check_args(gcomm_context_t *ctx, int op, gco
 
 /* The window table lookup behind gcommi_resolve's cache: base and size of target's part of a
  * window (0 if the entry is not valid), cached for the next call. All threads. */
-static inline __device__ int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
+GCOMM_HD_INLINE int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
                                                  int target, int c, char **base_out,
                                                  uint64_t *size_out)
 {
@@ -442,7 +449,7 @@ static inline __device__ int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win
         base = (char *)(uintptr_t)e->addr;
     else
         base = p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]);
-    __syncthreads(); /* every thread has read the cache before thread 0 changes it */
+    gcommi_block_sync(); /* every thread has read the cache before thread 0 changes it */
     if (gcommi_tid() == 0 && valid) {
         ctx->rcache_win[c] = win;
         ctx->rcache_target[c] = target;
@@ -457,7 +464,7 @@ static inline __device__ int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win
 /* Address (as this GPU sees it) of [offset, offset + bytes) of target's part of a window (a
  * checked window and rank), after checking the bounds. Run by every thread; thread 0 records a
  * failure. */
-static inline __device__ int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int target,
+GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                             size_t offset, size_t bytes, int op, char **addr)
 {
     /* a hit in the block's cache saves a global load (which misses the L1 after any fence) */
@@ -484,7 +491,7 @@ static inline __device__ int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t wi
  * are appended to the pending list (in order of arrival) until it is full: then the lanes fill
  * and their producers wait for credit (back-pressure). need == NULL: everything is appended.
  * Returns credits that are due (in batches) and how many entries left the lanes. */
-static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
+GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
                                                uint32_t *need)
 {
     gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
@@ -498,13 +505,13 @@ static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, in
         head[0] = gcommi_ld_acquire64(
             &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, 0)[ctx->lane_next[0] & (ctx->depth - 1)], 0);
     else
-#pragma unroll
+GCOMMI_UNROLL
         for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
             if (g < ctx->ngpus)
                 head[g] = gcommi_ld_relaxed64(
                     &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g)[ctx->lane_next[g] & (ctx->depth - 1)],
                     g != ctx->gpu);
-#pragma unroll
+GCOMMI_UNROLL
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
         if (g >= ctx->ngpus) break;
         const int sys = g != ctx->gpu;
@@ -542,7 +549,7 @@ static inline __device__ uint32_t gcommi_drain(gcomm_context_t *ctx, int win, in
 }
 
 /* Thread 0, idle: returns every credit not yet returned. */
-static inline __device__ void gcommi_return_credits(gcomm_context_t *ctx)
+GCOMM_HD_INLINE void gcommi_return_credits(gcomm_context_t *ctx)
 {
     for (int g = 0; g < ctx->ngpus; g++)
         if (ctx->lane_next[g] != ctx->lane_returned[g]) {
@@ -554,12 +561,13 @@ static inline __device__ void gcommi_return_credits(gcomm_context_t *ctx)
 
 /* Thread 0: waits until `slot` of the lane into target_world has credit (its consumer has taken
  * the entry `depth` slots earlier). */
-static inline __device__ int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *consumed,
+GCOMM_HD_INLINE int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *consumed,
                                                 uint32_t slot, int sys, int win, int tag,
                                                 int target_world)
 {
     if (gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) return GCOMM_SUCCESS;
     uint64_t start = gcommi_now_ns();
+    uint32_t spins = 0;
     while (!gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
         /* Take in our own notifications meanwhile: two ranks that fill each other's queues
          * before either waits would otherwise wait for each other forever. */
@@ -570,7 +578,7 @@ static inline __device__ int gcommi_wait_credit(gcomm_context_t *ctx, const uint
             gcommi_report(ctx, GCOMMI_OP_NOTIFY, win, -1, tag, 0, 0, target_world);
             return st;
         }
-        __nanosleep(64);
+        gcommi_pause(++spins);
     }
     gcommi_fence(sys); /* acquire the credit properly on this slow path */
     return GCOMM_SUCCESS;
@@ -579,7 +587,7 @@ static inline __device__ int gcommi_wait_credit(gcomm_context_t *ctx, const uint
 /* Thread 0: publishes (window, this rank, tag) in the slot reserved earlier in target's lane, once
  * the lane has credit for it (`seen`: the consumed count loaded at reservation); everything the block wrote before its last barrier is visible to
  * the target before the notification is. win = GCOMMI_WIN_VOID fills the slot with nothing. */
-static inline __device__ int gcommi_publish_t0(gcomm_context_t *ctx, int target_world,
+GCOMM_HD_INLINE int gcommi_publish_t0(gcomm_context_t *ctx, int target_world,
                                                uint32_t slot, uint32_t seen, int win, int tag)
 {
     int tgpu = gcommi_ctx_gpu_of_rank(ctx, target_world);
@@ -605,7 +613,7 @@ typedef struct {
     int contig; /* both sides one run per instance that abuts the next: a plain block copy */
 } gcommi_xfer_t;
 
-static inline __device__ gcommi_tview_t gcommi_dtype_view(const gcomm_device_type_t *h)
+GCOMM_HD_INLINE gcommi_tview_t gcommi_dtype_view(const gcomm_device_type_t *h)
 {
     gcommi_tview_t v;
     v.nodes = (const gcommi_dl_t *)h->nodes;
@@ -617,7 +625,7 @@ static inline __device__ gcommi_tview_t gcommi_dtype_view(const gcomm_device_typ
 }
 
 /* Nonzero when a type is one run per instance that abuts the next (a plain copy). */
-static inline __device__ int gcommi_dtype_contig(const gcomm_device_type_t *h)
+GCOMM_HD_INLINE int gcommi_dtype_contig(const gcomm_device_type_t *h)
 {
     const gcommi_dl_t *n = (const gcommi_dl_t *)h->nodes;
     return n[0].kind == GCOMMI_DL_RUN && n[0].size == h->extent && n[0].disp == 0;
@@ -625,7 +633,7 @@ static inline __device__ int gcommi_dtype_contig(const gcomm_device_type_t *h)
 
 /* Checks the types of a typed transfer and derives its packed bytes and target span. Run by every
  * thread (same result everywhere); thread 0 records a failure. */
-static inline __device__ int gcommi_xfer_prepare(gcomm_context_t *ctx, int op, gcomm_win_t win,
+GCOMM_HD_INLINE int gcommi_xfer_prepare(gcomm_context_t *ctx, int op, gcomm_win_t win,
                                                  int target, size_t offset, size_t tcount,
                                                  const gcomm_device_type_t *tt, size_t ocount,
                                                  const gcomm_device_type_t *ot, gcommi_xfer_t *x,
@@ -665,7 +673,7 @@ static inline __device__ int gcommi_xfer_prepare(gcomm_context_t *ctx, int op, g
 }
 
 /* The data movement of a typed transfer; `remote`: the target instances' origin. All threads. */
-static inline __device__ void gcommi_xfer_copy(const gcommi_xfer_t *x, int op, char *remote,
+GCOMM_HD_INLINE void gcommi_xfer_copy(const gcommi_xfer_t *x, int op, char *remote,
                                                char *o, size_t bytes)
 {
     if (x->contig) {
@@ -681,11 +689,11 @@ static inline __device__ void gcommi_xfer_copy(const gcommi_xfer_t *x, int op, c
 /* Every put and get: op PUT copies origin -> target window, GET the other way; with `notify` a
  * notification (win, this rank, tag) follows the data into the target's queue. x: a typed
  * transfer (NULL: `bytes` contiguous bytes at both ends). */
-static inline __device__ int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, int target,
+GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, int target,
                                         size_t offset, size_t bytes, void *origin, int notify,
                                         int tag, const gcommi_xfer_t *x)
 {
-    __syncthreads(); /* what the block wrote to the origin before the call goes */
+    gcommi_block_sync(); /* what the block wrote to the origin before the call goes */
     GCOMMI_PROF_MARK(0);
     const int t0 = gcommi_tid() == 0;
     int st = gcommi_check_args(ctx, op, win, target, notify, tag, offset, bytes);
@@ -727,7 +735,7 @@ static inline __device__ int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_
         st = gcommi_resolve(ctx, win, target, offset + x->lo, (size_t)(x->hi - x->lo), op, &remote);
         if (st == GCOMM_SUCCESS) gcommi_xfer_copy(x, op, remote - x->lo, (char *)origin, bytes);
     }
-    __syncthreads();
+    gcommi_block_sync();
     GCOMMI_PROF_MARK(5);
     if (!notify) return st;
     if (t0) {
@@ -736,7 +744,7 @@ static inline __device__ int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_
         ctx->credit_slot = slot;
     }
     GCOMMI_PROF_MARK(6);
-    __syncthreads();
+    gcommi_block_sync();
     GCOMMI_PROF_MARK(7);
     return ctx->status;
 }
@@ -772,7 +780,7 @@ GCOMMI_DEV int gcomm_notify(gcomm_context_t *ctx, gcomm_win_t win, int target, i
 }
 
 /* The typed operations: prepare the transfer, then the common path with its packed size. */
-static inline __device__ int gcommi_rma_typed(gcomm_context_t *ctx, int op, gcomm_win_t win,
+GCOMM_HD_INLINE int gcommi_rma_typed(gcomm_context_t *ctx, int op, gcomm_win_t win,
                                               int target, size_t offset, size_t tcount,
                                               const gcomm_device_type_t *tt, void *origin,
                                               size_t ocount, const gcomm_device_type_t *ot,
@@ -780,7 +788,7 @@ static inline __device__ int gcommi_rma_typed(gcomm_context_t *ctx, int op, gcom
 {
     gcommi_xfer_t x;
     size_t bytes = 0;
-    __syncthreads(); /* the previous call's ctx->status has been read before a failure is recorded */
+    gcommi_block_sync(); /* the previous call's ctx->status has been read before a failure is recorded */
     int st = gcommi_xfer_prepare(ctx, op, win, target, offset, tcount, tt, ocount, ot, &x, &bytes);
     if (st) return st;
     return gcommi_rma(ctx, op, win, target, offset, bytes, origin, notify, tag, &x);
@@ -827,16 +835,16 @@ GCOMMI_DEV int gcomm_get_typed_notify(gcomm_context_t *ctx, gcomm_win_t win, int
 GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
 {
     if (!gcommi_win_valid(ctx, win)) return GCOMM_ERR_WINDOW;
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) gcommi_fence_sc_sys();
-    __syncthreads();
+    gcommi_block_sync();
     return GCOMM_SUCCESS;
 }
 
 /* ---- notifications ---- */
 
 /* Checks a notification query; converts the source to a world rank. */
-static inline __device__ int gcommi_query(gcomm_context_t *ctx, gcomm_win_t win, int *source,
+GCOMM_HD_INLINE int gcommi_query(gcomm_context_t *ctx, gcomm_win_t win, int *source,
                                           int tag, int count)
 {
     if (count < 0) return GCOMM_ERR_COUNT;
@@ -853,10 +861,10 @@ static inline __device__ int gcommi_query(gcomm_context_t *ctx, gcomm_win_t win,
 /* Thread 0 of wait: matches held notifications first (they arrived first), then new ones as
  * they come, consuming matches on the spot; so it can wait for more notifications than a rank
  * can hold. */
-static inline __device__ int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int source,
+GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int source,
                                             int tag, int count)
 {
-    uint32_t need = (uint32_t)count, spins = 0;
+    uint32_t need = (uint32_t)count, spins = 0, idle = 0;
     uint64_t start = 0;
     if (ctx->npending && need) {
         gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
@@ -865,10 +873,15 @@ static inline __device__ int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t wi
         ctx->npending = pl.n;
     }
     while (need) {
-        if (gcommi_drain(ctx, win, source, tag, &need)) continue;
+        if (gcommi_drain(ctx, win, source, tag, &need)) {
+            idle = 0;
+            continue;
+        }
+        gcommi_poll_idle(++idle); /* a host rank lets the others run */
+        ++spins;
         /* nothing new: the clock, the abort word and the credits only now and then, and not at
          * the first miss: a notification that arrives meanwhile would wait for them */
-        if ((++spins & 31) != 0) continue;
+        if ((spins & 31) != 0) continue;
         gcommi_return_credits(ctx);
         if (start == 0) start = gcommi_now_ns();
         int st = gcommi_poll_check(ctx, start, GCOMMI_OP_WAIT, win, -1);
@@ -882,7 +895,7 @@ static inline __device__ int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t wi
 
 /* Thread 0 of test: removes `count` matches only when all are there (so a test for more than
  * GCOMM_PENDING_MAX never succeeds). */
-static inline __device__ int gcommi_test_t0(gcomm_context_t *ctx, gcomm_win_t win, int source,
+GCOMM_HD_INLINE int gcommi_test_t0(gcomm_context_t *ctx, gcomm_win_t win, int source,
                                             int tag, int count)
 {
     gcommi_drain(ctx, win, source, tag, NULL);
@@ -903,9 +916,9 @@ GCOMMI_DEV int gcomm_wait_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
         if (gcommi_tid() == 0) gcommi_fail(ctx, st, GCOMMI_OP_WAIT, win, source, 0, 0, 0);
         return st;
     }
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) ctx->status = gcommi_wait_t0(ctx, win, source, tag, count);
-    __syncthreads();
+    gcommi_block_sync();
     return ctx->status;
 }
 
@@ -917,13 +930,13 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
         if (gcommi_tid() == 0) gcommi_fail(ctx, st, GCOMMI_OP_WAIT, win, source, 0, 0, 0);
         return st;
     }
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0) {
         int a = gcommi_aborted(ctx);
         ctx->value = a ? 0 : gcommi_test_t0(ctx, win, source, tag, count);
         ctx->status = a ? -a : GCOMM_SUCCESS;
     }
-    __syncthreads();
+    gcommi_block_sync();
     *flag = ctx->value;
     return ctx->status;
 }
@@ -932,21 +945,45 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
 
 /* Argument words of gcomm_log: integers widened (signed ones sign-extended), floating point as the
  * bits of a double, pointers as their address. */
-static inline __device__ uint64_t gcommi_log_word(int v) { return (uint64_t)(int64_t)v; }
-static inline __device__ uint64_t gcommi_log_word(unsigned v) { return v; }
-static inline __device__ uint64_t gcommi_log_word(long v) { return (uint64_t)(int64_t)v; }
-static inline __device__ uint64_t gcommi_log_word(unsigned long v) { return v; }
-static inline __device__ uint64_t gcommi_log_word(long long v) { return (uint64_t)v; }
-static inline __device__ uint64_t gcommi_log_word(unsigned long long v) { return v; }
-static inline __device__ uint64_t gcommi_log_word(double v) { return (uint64_t)__double_as_longlong(v); }
-static inline __device__ uint64_t gcommi_log_word(float v) { return gcommi_log_word((double)v); }
-static inline __device__ uint64_t gcommi_log_word(const void *v) { return (uint64_t)(uintptr_t)v; }
+#if defined(__cplusplus)
+GCOMM_HD_INLINE uint64_t gcommi_log_word(int v) { return (uint64_t)(int64_t)v; }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(unsigned v) { return v; }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(long v) { return (uint64_t)(int64_t)v; }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(unsigned long v) { return v; }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(long long v) { return (uint64_t)v; }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(unsigned long long v) { return v; }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(double v)
+{
+    uint64_t w;
+    memcpy(&w, &v, sizeof(w));
+    return w;
+}
+GCOMM_HD_INLINE uint64_t gcommi_log_word(float v) { return gcommi_log_word((double)v); }
+GCOMM_HD_INLINE uint64_t gcommi_log_word(const void *v) { return (uint64_t)(uintptr_t)v; }
+#define GCOMMI_LW(x) gcommi_log_word(x)
+#else /* C: the same by _Generic */
+static inline uint64_t gcommi_log_signed(long long v) { return (uint64_t)v; }
+static inline uint64_t gcommi_log_unsigned(unsigned long long v) { return v; }
+static inline uint64_t gcommi_log_double(double v)
+{
+    uint64_t w;
+    memcpy(&w, &v, sizeof(w));
+    return w;
+}
+static inline uint64_t gcommi_log_ptr(const void *v) { return (uint64_t)(uintptr_t)v; }
+#define GCOMMI_LW(x)                                                                           \
+    _Generic((x), float: gcommi_log_double, double: gcommi_log_double,                         \
+             char: gcommi_log_signed, signed char: gcommi_log_signed, short: gcommi_log_signed,  \
+             int: gcommi_log_signed, long: gcommi_log_signed, long long: gcommi_log_signed,      \
+             unsigned char: gcommi_log_unsigned, unsigned short: gcommi_log_unsigned,            \
+             unsigned: gcommi_log_unsigned, unsigned long: gcommi_log_unsigned,                  \
+             unsigned long long: gcommi_log_unsigned, default: gcommi_log_ptr)(x)
+#endif
 
 #define GCOMMI_CAT(a, b) GCOMMI_CAT_(a, b)
 #define GCOMMI_CAT_(a, b) a##b
 #define GCOMMI_NARG(...) GCOMMI_NARG_(_0, ##__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define GCOMMI_NARG_(_0, _1, _2, _3, _4, _5, _6, _7, _8, N, ...) N
-#define GCOMMI_LW(x) gcommi_log_word(x)
 #define GCOMMI_LOG_MAP0()
 #define GCOMMI_LOG_MAP1(a) GCOMMI_LW(a)
 #define GCOMMI_LOG_MAP2(a, b) GCOMMI_LW(a), GCOMMI_LW(b)
@@ -959,12 +996,12 @@ static inline __device__ uint64_t gcommi_log_word(const void *v) { return (uint6
 
 /* Thread 0 claims a record of this GPU's log and fills it; the host prints the records in the
  * order they were claimed. */
-static inline __device__ void gcommi_log_write(gcomm_context_t *ctx, const char *fmt,
-                                               const uint64_t *args, int nargs)
+GCOMM_HD_INLINE void gcommi_log_write(gcomm_context_t *ctx, const char *fmt,
+                                      const uint64_t *args, int nargs)
 {
-    __syncthreads();
+    gcommi_block_sync();
     if (gcommi_tid() == 0 && ctx->p->log) {
-        uint32_t slot = atomicAdd((unsigned int *)&ctx->ctrl->log_next.v, 1u);
+        uint32_t slot = gcommi_fetch_add_gpu(&ctx->ctrl->log_next.v, 1u);
         if (slot < GCOMMI_LOG_RECORDS) {
             volatile gcommi_log_rec_t *r = ctx->p->log + slot;
             r->rank = ctx->rank;
@@ -973,11 +1010,11 @@ static inline __device__ void gcommi_log_write(gcomm_context_t *ctx, const char 
             int k = 0;
             for (; fmt && fmt[k] && k < GCOMMI_LOG_FMT - 1; k++) r->fmt[k] = fmt[k];
             r->fmt[k] = '\0';
-            __threadfence_system();
+            gcommi_fence_sys();
             r->valid = 1;
         }
     }
-    __syncthreads();
+    gcommi_block_sync();
 }
 
-#endif /* GCOMM_DETAIL_DEVICE_IMPL_CUH */
+#endif /* GCOMM_DETAIL_RANK_IMPL_H */

@@ -1,0 +1,37 @@
+/* What every launch of ranks shares, whether the ranks are GPU blocks (launch.c) or host threads
+ * (host_ranks.c): the parameters from the configuration, the segment layout, the wait reports of
+ * stopped ranks, and the status a launch returns. Free of CUDA. */
+#ifndef GCOMM_RMA_SEGMENT_H
+#define GCOMM_RMA_SEGMENT_H
+
+#include <stdint.h>
+
+#include "gcomm/detail/rt.h"
+
+/* How the ranks of one GPU (or of one process's host ranks) ended. */
+typedef struct {
+    int32_t abort;      /* the abort word: -GCOMM_ERR_* or 0 */
+    int32_t cuda_error; /* the kernel failed (cudaError_t), 0 if not */
+    gcommi_error_t error;
+} gcommi_launch_result_t;
+
+/* Fills the configured parts of a launch parameter (version, queue depth, pending capacity,
+ * timeout) and counts the launch. */
+void gcommi_param_defaults(gcommi_param_t *p, uint32_t launch_id);
+
+/* Lays out the segment (offsets, size) for p->world_size ranks over p->ngpus GPUs with at most
+ * maxlocal ranks on one. */
+void gcommi_segment_layout(gcommi_param_t *p, int maxlocal);
+
+/* Prints what every stopped rank of GPU p->gpu (host != 0: of this process's host ranks) was
+ * waiting for; r: its p->nlocal reports. */
+void gcommi_print_reports(const gcommi_param_t *p, const gcommi_report_t *r, int host);
+
+/* One status for the results of every GPU of the job (the same on every process), with its
+ * detail; `what` names a GPU in messages ("GPU" or "host"). */
+int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const char *what);
+
+/* The name of an operation in reports. */
+const char *gcommi_op_name(int op);
+
+#endif /* GCOMM_RMA_SEGMENT_H */

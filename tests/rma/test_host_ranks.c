@@ -1,0 +1,221 @@
+/* Host ranks (gcomm_launch_host): the rank bodies of the GPU tests (rank_bodies.h), unchanged, as
+ * host threads — put/get with and without notification, wildcard matching, overlapping windows,
+ * barriers, typed put/get with host type handles, a stress of random sources and tags, the device
+ * log, and the error paths (a put outside a window, a wait that times out, bad arguments). No GPU
+ * needed: this is how CI runs the rank library.
+ *
+ * Usage: test_host_ranks [all | timeout] [stress notifications] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gcomm/gcomm.h"
+#include "gcomm/rank.h"
+#include "rank_bodies.h"
+#include "testutil.h"
+
+typedef struct {
+    uint64_t *buf;
+    unsigned errs[2];
+    /* stress */
+    long per_sender;
+    const long *expect;
+    /* typed */
+    gcomm_device_type_t col, dbl, rev, row;
+    int mode;
+} args_t;
+
+static void run_ring(gcomm_param_t p, void *a) { body_ring(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
+static void run_gather(gcomm_param_t p, void *a) { body_gather(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
+static void run_get(gcomm_param_t p, void *a) { body_get(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
+static void run_overlap(gcomm_param_t p, void *a) { body_overlap(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
+static void run_outside(gcomm_param_t p, void *a) { body_outside(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
+static void run_never(gcomm_param_t p, void *a) { body_never(p, ((args_t *)a)->errs); }
+
+static void run_stress(gcomm_param_t p, void *a)
+{
+    args_t *x = (args_t *)a;
+    body_stress(p, x->buf, x->per_sender, x->expect, x->errs);
+}
+
+static void run_typed(gcomm_param_t p, void *a)
+{
+    args_t *x = (args_t *)a;
+    body_typed(p, (double *)x->buf, x->errs, x->col, x->dbl, x->rev, x->row);
+}
+
+static void run_typed_bad(gcomm_param_t p, void *a)
+{
+    args_t *x = (args_t *)a;
+    body_typed_bad(p, (double *)x->buf, x->errs, x->col, x->dbl, x->rev, x->mode);
+}
+
+/* The device log from host ranks: printed by gcomm_launch_host when it returns. */
+static void run_log(gcomm_param_t p, void *a)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(p, &ctx);
+    int rank, size;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    if (rank == size - 1)
+        gcomm_log(&ctx, "test_host_ranks: hello from host rank %d of %d, e ~ %.3f, %u%%\n", rank,
+                  size, 2.71828, 100u);
+    (void)a;
+    gcomm_finish(&ctx);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define BUF_WORDS (1u << 20)
+
+static void poison(args_t *a)
+{
+    memset(a->buf, 0xA5, BUF_WORDS * 8);
+    a->errs[0] = a->errs[1] = 0;
+}
+
+static void run_case(args_t *a, const char *name, gcomm_host_fn_t fn, int nranks)
+{
+    poison(a);
+    double t0 = now_s();
+    TEST_OK(gcomm_launch_host(fn, nranks, a));
+    TEST_CHECK(a->errs[0] == 0, "%s: %u failed checks, the first at rank_bodies.h:%u", name,
+               a->errs[0], a->errs[1]);
+    printf("%-8s %3d host ranks: %s (%.3f s)\n", name, nranks, a->errs[0] ? "FAILED" : "ok",
+           now_s() - t0);
+}
+
+static void test_stress(args_t *a, long total, int nranks)
+{
+    int senders = nranks - STRESS_RECEIVERS;
+    long per_sender = total / senders;
+    long expect[STRESS_RECEIVERS * STRESS_TAGS] = {0};
+    for (int s = STRESS_RECEIVERS; s < nranks; s++)
+        for (long i = 0; i < per_sender; i++) {
+            int r, t;
+            stress_msg(s, i, &r, &t);
+            expect[r * STRESS_TAGS + t]++;
+        }
+    poison(a);
+    memset(a->buf, 0, (size_t)STRESS_RECEIVERS * nranks * 8);
+    a->per_sender = per_sender;
+    a->expect = expect;
+    double t0 = now_s();
+    TEST_OK(gcomm_launch_host(run_stress, nranks, a));
+    double dt = now_s() - t0;
+    TEST_CHECK(a->errs[0] == 0, "stress: %u failed checks, the first at rank_bodies.h:%u",
+               a->errs[0], a->errs[1]);
+    long bad = 0;
+    for (int s = STRESS_RECEIVERS; s < nranks; s++) {
+        long cnt[STRESS_RECEIVERS] = {0};
+        for (long i = 0; i < per_sender; i++) {
+            int r, t;
+            stress_msg(s, i, &r, &t);
+            cnt[r]++;
+        }
+        for (int r = 0; r < STRESS_RECEIVERS; r++)
+            bad += a->buf[(size_t)r * nranks + s] != (uint64_t)cnt[r];
+    }
+    TEST_CHECK(bad == 0, "stress: %ld final counters wrong", bad);
+    printf("stress   %3d host ranks: %ld notifications from %d senders to %d receivers, %d tags: "
+           "%s (%.2f s, %.2f M/s)\n", nranks, per_sender * senders, senders, STRESS_RECEIVERS,
+           STRESS_TAGS, (a->errs[0] || bad) ? "FAILED" : "ok", dt, per_sender * senders / dt * 1e-6);
+}
+
+static void test_typed(args_t *a, int nranks)
+{
+    gcomm_datatype col, rev, row;
+    TEST_OK(gcomm_type_vector(TR, 1, TC, GCOMM_DOUBLE, &col));
+    TEST_OK(gcomm_type_commit(&col));
+    TEST_OK(gcomm_type_hvector(TR, 1, -8, GCOMM_DOUBLE, &rev));
+    TEST_OK(gcomm_type_commit(&rev));
+    TEST_OK(gcomm_type_contiguous(TC - 2, GCOMM_DOUBLE, &row));
+    TEST_OK(gcomm_type_commit(&row));
+    TEST_OK(gcomm_type_device(col, GCOMM_DEVICE_HOST, &a->col));
+    TEST_OK(gcomm_type_device(GCOMM_DOUBLE, GCOMM_DEVICE_HOST, &a->dbl));
+    TEST_OK(gcomm_type_device(rev, GCOMM_DEVICE_HOST, &a->rev));
+    TEST_OK(gcomm_type_device(row, GCOMM_DEVICE_HOST, &a->row));
+    run_case(a, "typed", run_typed, nranks);
+    static const int want[3] = {GCOMM_ERR_WINDOW, GCOMM_ERR_TYPE_MISMATCH, GCOMM_ERR_WINDOW};
+    for (int mode = 0; mode < 3; mode++) {
+        poison(a);
+        a->mode = mode;
+        int rc = gcomm_launch_host(run_typed_bad, 4, a);
+        const char *d = gcomm_last_error_detail();
+        TEST_CHECK(rc == want[mode] && strstr(d, "rank 1"), "typed error %d: rc = %d (%s)", mode,
+                   rc, d);
+        int touched = 0;
+        const unsigned char *bytes = (const unsigned char *)a->buf;
+        for (size_t k = 0; k < (size_t)TYPED_WORDS * 8; k++) touched += bytes[k] != 0xA5;
+        TEST_CHECK(touched == 0, "typed error %d: %d bytes written", mode, touched);
+        TEST_CHECK(a->errs[0] == 0, "typed error %d: failed checks (line %u)", mode, a->errs[1]);
+        printf("errors   typed %d -> %s: %s\n", mode, gcomm_error_string(rc), d);
+    }
+    TEST_OK(gcomm_type_free(&col));
+    TEST_OK(gcomm_type_free(&rev));
+    TEST_OK(gcomm_type_free(&row));
+}
+
+static void test_errors(args_t *a)
+{
+    poison(a);
+    int rc = gcomm_launch_host(run_outside, 4, a);
+    const char *d = gcomm_last_error_detail();
+    TEST_CHECK(rc == GCOMM_ERR_WINDOW && strstr(d, "rank 1") && strstr(d, "window 0") &&
+                   strstr(d, "offset 56"),
+               "outside: rc = %d (%s)", rc, d);
+    const unsigned char *bytes = (const unsigned char *)a->buf;
+    int touched = 0;
+    for (int i = 0; i < 128; i++) touched += bytes[i] != 0xA5;
+    TEST_CHECK(touched == 0, "outside: %d bytes written", touched);
+    TEST_CHECK(a->errs[0] == 0, "outside: failed checks (line %u)", a->errs[1]);
+    printf("errors   put outside a window -> %s: %s\n", gcomm_error_string(rc), d);
+    TEST_RC(GCOMM_ERR_ARG, gcomm_launch_host(NULL, 4, a));
+    TEST_RC(GCOMM_ERR_ARG, gcomm_launch_host(run_ring, 0, a));
+    TEST_RC(GCOMM_ERR_ARG, gcomm_launch_host(run_ring, 1 << 20, a));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "all";
+    long stress_n = argc > 2 ? atol(argv[2]) : 100000;
+    args_t a;
+    memset(&a, 0, sizeof(a));
+    TEST_RC(GCOMM_ERR_ARG, gcomm_launch_host(run_ring, 4, &a)); /* before gcomm_init */
+    TEST_OK(gcomm_init());
+    a.buf = (uint64_t *)malloc(BUF_WORDS * 8);
+    TEST_CHECK(a.buf != NULL, "malloc");
+    if (strcmp(mode, "timeout") == 0) {
+        poison(&a);
+        double t0 = now_s();
+        int rc = gcomm_launch_host(run_never, 6, &a);
+        double dt = now_s() - t0;
+        TEST_CHECK(rc == GCOMM_ERR_TIMEOUT, "never: rc = %d (%s)", rc, gcomm_last_error_detail());
+        TEST_CHECK(a.errs[0] == 0, "never: failed checks (line %u)", a.errs[1]);
+        printf("timeout  -> %s after %.2f s: %s\n", gcomm_error_string(rc), dt,
+               gcomm_last_error_detail());
+        run_case(&a, "ring", run_ring, 5); /* works again after a timeout */
+    } else {
+        run_case(&a, "ring", run_ring, 1);
+        run_case(&a, "ring", run_ring, 7);
+        run_case(&a, "ring", run_ring, 64); /* far more ranks than cores */
+        run_case(&a, "gather", run_gather, 13);
+        run_case(&a, "get", run_get, 9);
+        run_case(&a, "overlap", run_overlap, 6);
+        run_case(&a, "log", run_log, 3);
+        test_typed(&a, 5);
+        test_stress(&a, stress_n, 12);
+        test_errors(&a);
+        run_case(&a, "ring", run_ring, 8); /* still works after errors */
+    }
+    free(a.buf);
+    TEST_OK(gcomm_finalize());
+    return gcommt_finish("test_host_ranks");
+}
