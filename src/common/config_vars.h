@@ -24,5 +24,14 @@
     X(devices, STRING, "",                                                                    \
       "CUDA devices gcomm drives, e.g. \"0,1\": all of them in a single process; under "      \
       "gcomm_init_mpi, process k of a node takes the (k mod n)-th of the list. Empty: every "  \
-      "visible device")
+      "visible device")                                                                       \
+    X(proxy_depth, INT, "1024",                                                               \
+      "Commands a proxy ring holds before its producers wait for credit, and commands the "    \
+      "proxy carries out at once (rounded up to a power of two)")                              \
+    X(proxy_chunk, SIZE, "512K",                                                              \
+      "Puts and gets between processes larger than this move through the proxy in pieces of "  \
+      "this size, pipelined through its bounce buffers")                                       \
+    X(proxy_bounce, INT, "4",                                                                 \
+      "Bounce buffers of GCOMM_PROXY_CHUNK bytes the proxy keeps for sending, and as many for " \
+      "receiving")
 

@@ -162,4 +162,3 @@ int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const cha
                                 gcomm_error_string(-res[g].abort));
     return GCOMM_SUCCESS;
 }
-
