@@ -101,6 +101,9 @@ typedef struct {
     int32_t credit_target;
     uint32_t credit_seen;
     uint32_t credit_slot;                     /* the slot last published to that target */
+    uint32_t remote_mask;                     /* GPUs reached through the proxy (rt.h) */
+    uint32_t proxy_ids;                       /* proxy commands this rank has posted ... */
+    uint32_t proxy_flushed;                   /* ... and the last one known to be done */
     int32_t rank, world_size, gpu, local_rank, nlocal, ngpus, proc;
     uint32_t wins_used[GCOMMI_NCOMMS];
     int32_t status;                           /* thread 0's result, read by the block */

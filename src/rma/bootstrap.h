@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+struct gcommi_proxy_transport_s; /* rma/proxy.h */
+
 typedef struct gcommi_bootstrap_s {
     int rank; /* this process */
     int size; /* processes in the job */
@@ -14,6 +16,9 @@ typedef struct gcommi_bootstrap_s {
     int (*allgather)(struct gcommi_bootstrap_s *b, const void *in, void *out, size_t bytes);
     int (*barrier)(struct gcommi_bootstrap_s *b);
     void (*finalize)(struct gcommi_bootstrap_s *b);
+    /* Creates the transport of the proxies (proxy.h) over the job's processes, collectively;
+     * NULL in a job of one process (nothing to carry). */
+    int (*proxy_transport)(struct gcommi_bootstrap_s *b, struct gcommi_proxy_transport_s **out);
     void *state;
 } gcommi_bootstrap_t;
 

@@ -9,6 +9,7 @@
 #include "gcomm/gcomm.h"
 #include "gcomm/gcomm_mpi.h"
 #include "rma/bootstrap.h"
+#include "rma/proxy.h"
 #include "rma/rt_gpu.h"
 #include "rma/runtime.h"
 
@@ -32,6 +33,12 @@ static int mpi_barrier(gcommi_bootstrap_t *b)
     int rc = MPI_Barrier(m->comm);
     if (rc != MPI_SUCCESS) return GCOMMI_ERROR(GCOMM_ERR_MPI, "MPI_Barrier failed (%d)", rc);
     return GCOMM_SUCCESS;
+}
+
+static int mpi_proxy_transport(gcommi_bootstrap_t *b, gcommi_proxy_transport_t **out)
+{
+    mpi_boot_t *m = b->state;
+    return gcommi_proxy_mpi_create(m->comm, out);
 }
 
 static void mpi_finalize(gcommi_bootstrap_t *b)
@@ -109,6 +116,7 @@ int gcomm_init_mpi(MPI_Comm comm)
                                .allgather = mpi_allgather,
                                .barrier = mpi_barrier,
                                .finalize = mpi_finalize,
+                               .proxy_transport = mpi_proxy_transport,
                                .state = m};
     int st = shared_gpu >= 0
                  ? GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this process and process %d of the node "

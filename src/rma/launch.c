@@ -99,27 +99,6 @@ int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t sh
 
 
 
-/* Every process runs the same sequence of collectives whatever fails locally: after each phase
- * the processes agree on its status (an allgather of one int), and a failure anywhere sends
- * every process out with an error that names it. */
-static int agree(gcommi_rt_t *rt, int st)
-{
-    int n = rt->boot.size, *all = calloc((size_t)n, sizeof(int));
-    if (!all) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory to agree on a status");
-    int rc = rt->boot.allgather(&rt->boot, &st, all, sizeof(int));
-    int first = -1;
-    for (int p = 0; p < n && rc == GCOMM_SUCCESS; p++)
-        if (all[p] != GCOMM_SUCCESS && first < 0) first = p;
-    int code = first >= 0 ? all[first] : GCOMM_SUCCESS;
-    free(all);
-    if (rc != GCOMM_SUCCESS) return rc;
-    if (st != GCOMM_SUCCESS) return st; /* our own detail is recorded */
-    if (first >= 0)
-        return GCOMMI_ERROR(code, "process %d of the job failed (%s); its detail says why", first,
-                            gcomm_error_string(code));
-    return GCOMM_SUCCESS;
-}
-
 /* Phase 1 (local): ranks per local GPU, as asked or as many as can be resident at once. */
 static int phase_ranks(gcommi_rt_t *rt, const gcomm_launch_t *launch, gpu_info_t *mine)
 {
@@ -349,7 +328,7 @@ int gcomm_launch(const gcomm_launch_t *launch)
 
     /* 1. ranks: checked locally, agreed, then everybody's counts everywhere */
     if (st == GCOMM_SUCCESS) st = phase_ranks(rt, launch, mine);
-    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
     if ((st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine))))
         goto out;
     gcommi_param_defaults(base, ++rt->launches);
@@ -373,13 +352,13 @@ int gcomm_launch(const gcomm_launch_t *launch)
     /* 2. segments; 3. exchange and map; 4. upload and reset, then free what was retired (every
      * process has moved its mappings on by then) */
     st = phase_segments(rt, base, mine);
-    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
     if ((st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine))))
         goto out;
     st = phase_map(rt, all, base);
-    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
     st = phase_upload(rt, base, prm);
-    if ((st = agree(rt, st)) != GCOMM_SUCCESS) goto out;
+    if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
     free_retired(rt);
 
     /* 5. launch, wait, and the results of every GPU everywhere (always exchanged) */
@@ -398,9 +377,9 @@ int gcomm_launch(const gcomm_launch_t *launch)
             if (res[g].cuda_error)
                 st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "the kernel failed on GPU %d: %s", g,
                                   cudaGetErrorString((cudaError_t)res[g].cuda_error));
-        if (st == GCOMM_SUCCESS) st = gcommi_launch_status(res, rt->ngpus, "GPU");
+        if (st == GCOMM_SUCCESS) st = gcommi_launch_status(res, rt->ngpus, "GPU", 0);
     }
-    if ((st = agree(rt, lst != GCOMM_SUCCESS ? lst : st)) != GCOMM_SUCCESS) goto out;
+    if ((st = gcommi_launch_agree(&rt->boot, lst != GCOMM_SUCCESS ? lst : st)) != GCOMM_SUCCESS) goto out;
 out:
     pthread_mutex_unlock(&rt->lock);
     free(mine);

@@ -116,13 +116,14 @@ void gcommi_print_reports(const gcommi_param_t *p, const gcommi_report_t *r, int
                     host ? "host" : "GPU", p->gpu, waiting, p->nlocal);
 }
 
-int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const char *what)
+int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const char *what,
+                         int first)
 {
     int best = -1;
     for (int g = 0; g < ngpus; g++) {
         if (res[g].cuda_error) /* (launch.c names CUDA's errors before it gets here) */
             return GCOMMI_ERROR(GCOMM_ERR_CUDA, "the kernel failed on %s %d: CUDA error %d", what,
-                                g, (int)res[g].cuda_error);
+                                first + g, (int)res[g].cuda_error);
         if (!res[g].error.claimed) continue;
         /* the cause is an error that is not a timeout, if there is one */
         if (best < 0 || (res[best].error.code == GCOMM_ERR_TIMEOUT &&
@@ -134,10 +135,10 @@ int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const cha
         if (e->code == GCOMM_ERR_TIMEOUT)
             return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d (%s %d) timed out in %s after "
                                 "GCOMM_TIMEOUT_MS = %ld ms; the ranks' waits are reported above",
-                                e->rank, what, best, gcommi_op_name(e->op), gcommi_config()->timeout_ms);
+                                e->rank, what, first + best, gcommi_op_name(e->op), gcommi_config()->timeout_ms);
         if (e->op == GCOMMI_OP_WIN_CREATE)
             return GCOMMI_ERROR(e->code, "rank %d (%s %d): win_create over %llu bytes at 0x%llx: %s",
-                                e->rank, what, best, (unsigned long long)e->bytes,
+                                e->rank, what, first + best, (unsigned long long)e->bytes,
                                 (unsigned long long)e->offset,
                                 e->code == GCOMM_ERR_UNSUPPORTED
                                     ? "too many windows alive at once"
@@ -146,19 +147,44 @@ int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const cha
             e->code == GCOMM_ERR_OVERFLOW) /* typed put/get: bytes = origin's, limit = target's */
             return GCOMMI_ERROR(e->code, "rank %d (%s %d): typed %s to rank %d of window %d at "
                                 "offset %llu: the origin's instances pack %llu bytes, the "
-                                "target's %llu: %s", e->rank, what, best, gcommi_op_name(e->op), e->target,
+                                "target's %llu: %s", e->rank, what, first + best, gcommi_op_name(e->op), e->target,
                                 e->win, (unsigned long long)e->offset,
                                 (unsigned long long)e->bytes, (unsigned long long)e->limit,
                                 gcomm_error_string(e->code));
+        if (e->target < 0) /* a flush found it: one of the rank's earlier commands to another process */
+            return GCOMMI_ERROR(e->code, "rank %d (%s %d): a notification to another process, "
+                                "seen at a flush, barrier or gcomm_finish: %s", e->rank, what,
+                                first + best, gcomm_error_string(e->code));
         return GCOMMI_ERROR(e->code, "rank %d (%s %d): %s to rank %d of window %d at offset %llu, "
-                            "%llu bytes (window there: %llu bytes): %s", e->rank, what, best,
+                            "%llu bytes (window there: %llu bytes): %s", e->rank, what, first + best,
                             gcommi_op_name(e->op), e->target, e->win, (unsigned long long)e->offset,
                             (unsigned long long)e->bytes, (unsigned long long)e->limit,
                             gcomm_error_string(e->code));
     }
     for (int g = 0; g < ngpus; g++)
         if (res[g].abort)
-            return GCOMMI_ERROR(-res[g].abort, "the launch was stopped on %s %d (%s)", what, g,
+            return GCOMMI_ERROR(-res[g].abort, "the launch was stopped on %s %d (%s)", what, first + g,
                                 gcomm_error_string(-res[g].abort));
+    return GCOMM_SUCCESS;
+}
+
+/* Every process runs the same sequence of collectives whatever fails locally: after each phase
+ * the processes agree on its status (an allgather of one int), and a failure anywhere sends
+ * every process out with an error that names it. */
+int gcommi_launch_agree(gcommi_bootstrap_t *boot, int st)
+{
+    int n = boot->size, *all = calloc((size_t)n, sizeof(int));
+    if (!all) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory to agree on a status");
+    int rc = boot->allgather(boot, &st, all, sizeof(int));
+    int first = -1;
+    for (int p = 0; p < n && rc == GCOMM_SUCCESS; p++)
+        if (all[p] != GCOMM_SUCCESS && first < 0) first = p;
+    int code = first >= 0 ? all[first] : GCOMM_SUCCESS;
+    free(all);
+    if (rc != GCOMM_SUCCESS) return rc;
+    if (st != GCOMM_SUCCESS) return st; /* our own detail is recorded */
+    if (first >= 0)
+        return GCOMMI_ERROR(code, "process %d of the job failed (%s); its detail says why", first,
+                            gcomm_error_string(code));
     return GCOMM_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "gcomm/detail/rt.h"
+#include "rma/bootstrap.h"
 
 /* How the ranks of one GPU (or of one process's host ranks) ended. */
 typedef struct {
@@ -27,9 +28,15 @@ void gcommi_segment_layout(gcommi_param_t *p, int maxlocal);
  * waiting for; r: its p->nlocal reports. */
 void gcommi_print_reports(const gcommi_param_t *p, const gcommi_report_t *r, int host);
 
-/* One status for the results of every GPU of the job (the same on every process), with its
- * detail; `what` names a GPU in messages ("GPU" or "host"). */
-int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const char *what);
+/* One status for the results of `ngpus` GPUs (the same on every process), with its detail;
+ * `what` names a GPU in messages ("GPU" or "host"), numbered from `first`. */
+int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const char *what,
+                         int first);
+
+/* Every process runs the same sequence of collectives whatever fails locally: after each phase
+ * of a launch the processes agree on its status (st: this process's), and a failure anywhere
+ * sends every process out with an error that names it. */
+int gcommi_launch_agree(gcommi_bootstrap_t *boot, int st);
 
 /* The name of an operation in reports. */
 const char *gcommi_op_name(int op);

@@ -213,7 +213,8 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
                             receiver ? (size_t)size * 8 : 0, &win) == GCOMM_SUCCESS, errs);
     if (!receiver) {
         GCOMM_SHARED uint64_t sent[STRESS_RECEIVERS];
-        if (gcomm_rank_thread() < STRESS_RECEIVERS) sent[gcomm_rank_thread()] = 0;
+        for (int i = gcomm_rank_thread(); i < STRESS_RECEIVERS; i += gcomm_rank_nthreads())
+            sent[i] = 0; /* (a host rank is one thread) */
         for (long i = 0; i < per_sender; i++) {
             int rcv, tag;
             stress_msg(rank, i, &rcv, &tag);
@@ -387,7 +388,7 @@ GCOMM_HD_INLINE void body_outside(gcomm_param_t param, uint64_t *buf, unsigned *
     gcomm_win_t win;
     gcomm_win_create(&ctx, GCOMM_COMM_WORLD, buf, 64, &win); /* every rank: the GPU's first 64 B */
     GCOMM_SHARED uint64_t data[2];
-    if (gcomm_rank_thread() < 2) data[gcomm_rank_thread()] = 0x5555;
+    for (int i = gcomm_rank_thread(); i < 2; i += gcomm_rank_nthreads()) data[i] = 0x5555;
     gcomm_rank_sync();
     if (rank == 1) /* 16 bytes at offset 56 of a 64-byte window */
         DCHECK(gcomm_put(&ctx, win, 0, 56, 16, data) == GCOMM_ERR_WINDOW, errs);
@@ -408,6 +409,26 @@ GCOMM_HD_INLINE void body_never(gcomm_param_t param, unsigned *errs)
         DCHECK(rc != GCOMM_SUCCESS, errs);
     } else /* the others wait for a notification nobody sends */
         DCHECK(gcomm_wait_notifications(&ctx, GCOMM_ANY_WIN, 0, 5, 2) != GCOMM_SUCCESS, errs);
+    gcomm_finish(&ctx);
+}
+
+/* A put outside the window of a rank of another process (host ranks through the proxy): the
+ * target's proxy refuses it, the put returns the error; nothing is written.
+ * No collective after it (an error does not stop the ranks of other processes). */
+GCOMM_HD_INLINE void body_outside_remote(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(param, &ctx);
+    int rank, size;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_win_t win;
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, buf, 64, &win) == GCOMM_SUCCESS, errs);
+    GCOMM_SHARED uint64_t data[2];
+    for (int i = gcomm_rank_thread(); i < 2; i += gcomm_rank_nthreads()) data[i] = 0x5555;
+    gcomm_rank_sync();
+    if (rank == size - 1) /* 16 bytes at offset 56 of rank 0's 64-byte window */
+        DCHECK(gcomm_put(&ctx, win, 0, 56, 16, data) == GCOMM_ERR_WINDOW, errs);
     gcomm_finish(&ctx);
 }
 

@@ -4,7 +4,12 @@
  * log, and the error paths (a put outside a window, a wait that times out, bad arguments). No GPU
  * needed: this is how CI runs the rank library.
  *
- * Usage: test_host_ranks [all | timeout] [stress notifications] */
+ * Built twice: test_host_ranks (one process) and, with HOST_RANKS_MPI, test_host_ranks_mpi, run
+ * under mpiexec: every process runs the same number of host ranks, and the ranks of different
+ * processes reach each other through the proxies (typed transfers between processes are not
+ * supported yet, and an error does not stop other processes' ranks, so those cases differ).
+ *
+ * Usage: test_host_ranks[_mpi] [all | timeout] [stress notifications] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +17,11 @@
 
 #include "gcomm/gcomm.h"
 #include "gcomm/rank.h"
+#ifdef HOST_RANKS_MPI
+#include <mpi.h>
+
+#include "gcomm/gcomm_mpi.h"
+#endif
 #include "rank_bodies.h"
 #include "testutil.h"
 
@@ -32,6 +42,17 @@ static void run_get(gcomm_param_t p, void *a) { body_get(p, ((args_t *)a)->buf, 
 static void run_overlap(gcomm_param_t p, void *a) { body_overlap(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
 static void run_outside(gcomm_param_t p, void *a) { body_outside(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
 static void run_never(gcomm_param_t p, void *a) { body_never(p, ((args_t *)a)->errs); }
+static void run_outside_remote(gcomm_param_t p, void *a)
+{
+    body_outside_remote(p, ((args_t *)a)->buf, ((args_t *)a)->errs);
+}
+
+static int nprocs = 1, me = 0; /* processes of the job (mpiexec) and this one */
+#ifdef HOST_RANKS_MPI
+#define HOST_RANKS_STRESS 20000
+#else
+#define HOST_RANKS_STRESS 100000
+#endif
 
 static void run_stress(gcomm_param_t p, void *a)
 {
@@ -92,8 +113,11 @@ static void run_case(args_t *a, const char *name, gcomm_host_fn_t fn, int nranks
            now_s() - t0);
 }
 
-static void test_stress(args_t *a, long total, int nranks)
+/* nranks per process; the receivers are world ranks 0..STRESS_RECEIVERS-1, each process checks
+ * the counters of its own. */
+static void test_stress(args_t *a, long total, int per_proc)
 {
+    int nranks = per_proc * nprocs, first = per_proc * me;
     int senders = nranks - STRESS_RECEIVERS;
     long per_sender = total / senders;
     long expect[STRESS_RECEIVERS * STRESS_TAGS] = {0};
@@ -108,7 +132,7 @@ static void test_stress(args_t *a, long total, int nranks)
     a->per_sender = per_sender;
     a->expect = expect;
     double t0 = now_s();
-    TEST_OK(gcomm_launch_host(run_stress, nranks, a));
+    TEST_OK(gcomm_launch_host(run_stress, per_proc, a));
     double dt = now_s() - t0;
     TEST_CHECK(a->errs[0] == 0, "stress: %u failed checks, the first at rank_bodies.h:%u",
                a->errs[0], a->errs[1]);
@@ -120,8 +144,10 @@ static void test_stress(args_t *a, long total, int nranks)
             stress_msg(s, i, &r, &t);
             cnt[r]++;
         }
-        for (int r = 0; r < STRESS_RECEIVERS; r++)
-            bad += a->buf[(size_t)r * nranks + s] != (uint64_t)cnt[r];
+        for (int r = first; r < STRESS_RECEIVERS && r < first + per_proc; r++)
+            if (a->buf[(size_t)r * nranks + s] != (uint64_t)cnt[r] && bad++ < 4)
+                fprintf(stderr, "stress: receiver %d holds %llu from sender %d, sent %ld\n", r,
+                        (unsigned long long)a->buf[(size_t)r * nranks + s], s, cnt[r]);
     }
     TEST_CHECK(bad == 0, "stress: %ld final counters wrong", bad);
     printf("stress   %3d host ranks: %ld notifications from %d senders to %d receivers, %d tags: "
@@ -163,6 +189,23 @@ static void test_typed(args_t *a, int nranks)
     TEST_OK(gcomm_type_free(&row));
 }
 
+/* A put outside the window of a rank of another process: refused by its proxy, reported by the
+ * origin's flush, in every process's status. */
+static void test_errors_remote(args_t *a, int per_proc)
+{
+    poison(a);
+    int rc = gcomm_launch_host(run_outside_remote, per_proc, a);
+    const char *d = gcomm_last_error_detail();
+    TEST_CHECK(rc == GCOMM_ERR_WINDOW, "outside (remote): rc = %d (%s)", rc, d);
+    const unsigned char *bytes = (const unsigned char *)a->buf;
+    int touched = 0;
+    for (int i = 0; i < 128; i++) touched += bytes[i] != 0xA5;
+    TEST_CHECK(touched == 0, "outside (remote): %d bytes written", touched);
+    TEST_CHECK(a->errs[0] == 0, "outside (remote): failed checks (line %u)", a->errs[1]);
+    printf("errors   put outside a window of another process -> %s: %s\n",
+           gcomm_error_string(rc), d);
+}
+
 static void test_errors(args_t *a)
 {
     poison(a);
@@ -185,11 +228,20 @@ static void test_errors(args_t *a)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
-    long stress_n = argc > 2 ? atol(argv[2]) : 100000;
+    /* (between processes every put waits for its round trip through the proxies: fewer) */
+    long stress_n = argc > 2 ? atol(argv[2]) : HOST_RANKS_STRESS;
     args_t a;
     memset(&a, 0, sizeof(a));
     TEST_RC(GCOMM_ERR_ARG, gcomm_launch_host(run_ring, 4, &a)); /* before gcomm_init */
+#ifdef HOST_RANKS_MPI
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    TEST_OK(gcomm_init_mpi(MPI_COMM_WORLD));
+#else
     TEST_OK(gcomm_init());
+#endif
     a.buf = (uint64_t *)malloc(BUF_WORDS * 8);
     TEST_CHECK(a.buf != NULL, "malloc");
     if (strcmp(mode, "timeout") == 0) {
@@ -202,6 +254,16 @@ int main(int argc, char **argv)
         printf("timeout  -> %s after %.2f s: %s\n", gcomm_error_string(rc), dt,
                gcomm_last_error_detail());
         run_case(&a, "ring", run_ring, 5); /* works again after a timeout */
+    } else if (nprocs > 1) {
+        run_case(&a, "ring", run_ring, 1);
+        run_case(&a, "ring", run_ring, 6);
+        run_case(&a, "gather", run_gather, 5);
+        run_case(&a, "get", run_get, 4);
+        run_case(&a, "overlap", run_overlap, 3);
+        run_case(&a, "log", run_log, 2);
+        test_stress(&a, stress_n, 4);
+        test_errors_remote(&a, 3);
+        run_case(&a, "ring", run_ring, 4); /* still works after errors */
     } else {
         run_case(&a, "ring", run_ring, 1);
         run_case(&a, "ring", run_ring, 7);
@@ -217,5 +279,11 @@ int main(int argc, char **argv)
     }
     free(a.buf);
     TEST_OK(gcomm_finalize());
-    return gcommt_finish("test_host_ranks");
+#ifdef HOST_RANKS_MPI
+    int bad = gcommt_failures, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Finalize();
+    if (any && !bad) return 1; /* another process failed */
+#endif
+    return gcommt_finish(nprocs > 1 ? "test_host_ranks_mpi" : "test_host_ranks");
 }

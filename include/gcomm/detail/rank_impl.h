@@ -16,6 +16,7 @@
 
 #include "gcomm/detail/atomic.h"
 #include "gcomm/detail/notif.h"
+#include "gcomm/detail/proxy_queue.h"
 #include "gcomm/detail/rank_prims.h"
 #include "gcomm/detail/rt.h"
 #include "gcomm/detail/typed_copy.h"
@@ -24,6 +25,18 @@
  * gcomm/device.cuh): called by every thread at numbered points of the put path. */
 #ifndef GCOMMI_PROF_MARK
 #define GCOMMI_PROF_MARK(k) ((void)0)
+#endif
+
+/* Host ranks reach the ranks of other processes through the process's proxy (host_ranks.c):
+ * posting a command of this rank, and waiting until its commands up to `id` are done
+ * (GCOMM_SUCCESS, a target's error, or GCOMM_ERR_TIMEOUT with a report of what is pending). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+int gcommi_host_proxy_post(void *proxy, const gcommi_pq_cmd_t *cmd);
+int gcommi_host_proxy_wait(void *proxy, int32_t source, uint32_t id);
+#ifdef __cplusplus
+}
 #endif
 
 /* ---- small helpers ---- */
@@ -180,6 +193,78 @@ GCOMM_HD_INLINE void gcommi_block_copy(void *dst, const void *src, size_t bytes)
     gcommi_block_copy_bulk(d, s, bytes);
 }
 
+/* ---- through the proxy (ranks of other processes without load/store access) ---- */
+
+/* Nonzero when world rank r is reached through the proxy. */
+GCOMM_HD_INLINE int gcommi_remote(const gcomm_context_t *ctx, int r)
+{
+    return ctx->remote_mask && ((ctx->remote_mask >> gcommi_ctx_gpu_of_rank(ctx, r)) & 1u);
+}
+
+/* Thread 0: posts command c (its id assigned here) to the proxy; with `wait`, returns once it is
+ * done (and every earlier command of this rank). Host ranks only so far: GPU ranks have no
+ * proxy yet, and a GPU launch never marks a GPU remote. */
+GCOMM_HD_INLINE int gcommi_proxy_cmd_t0(gcomm_context_t *ctx, gcommi_pq_cmd_t *c, int wait)
+{
+#if defined(__CUDA_ARCH__)
+    (void)c;
+    (void)wait;
+    return GCOMM_ERR_UNSUPPORTED;
+#else
+    c->source = ctx->rank;
+    c->id = ++ctx->proxy_ids;
+    int st = gcommi_host_proxy_post(ctx->p->proxy, c);
+    if (st == GCOMM_SUCCESS && wait) {
+        st = gcommi_host_proxy_wait(ctx->p->proxy, ctx->rank, c->id);
+        ctx->proxy_flushed = c->id;
+    }
+    return st;
+#endif
+}
+
+/* Thread 0: completes every command this rank gave the proxy (a FLUSH, when there are any). */
+GCOMM_HD_INLINE int gcommi_proxy_flush_t0(gcomm_context_t *ctx)
+{
+    if (ctx->proxy_ids == ctx->proxy_flushed) return GCOMM_SUCCESS;
+    gcommi_pq_cmd_t c;
+    memset(&c, 0, sizeof(c));
+    c.op = GCOMMI_PQ_FLUSH;
+    c.target = ctx->rank;
+    return gcommi_proxy_cmd_t0(ctx, &c, 1);
+}
+
+/* Thread 0: a put, get or notification to a rank of another process. A put or get returns once
+ * done: its origin buffer may be reused, its errors (an access outside the target's window,
+ * which the target's proxy checks) are this call's, and puts of one rank to one place land in
+ * the order they were made (the proxies may deliver a rank's commands in any order). Small puts
+ * still travel inside the command. A notification returns at once (its errors surface at the
+ * next flush, barrier or gcomm_finish). */
+GCOMM_HD_INLINE int gcommi_rma_proxy_t0(gcomm_context_t *ctx, int op, gcomm_win_t win, int tw,
+                                        size_t offset, size_t bytes, void *origin, int notify,
+                                        int tag)
+{
+    gcommi_pq_cmd_t c;
+    memset(&c, 0, sizeof(c));
+    c.op = op == GCOMMI_OP_GET ? GCOMMI_PQ_GET
+         : op == GCOMMI_OP_NOTIFY ? GCOMMI_PQ_NOTIFY : GCOMMI_PQ_PUT;
+    c.flags = notify && op != GCOMMI_OP_NOTIFY ? GCOMMI_PQ_F_NOTIFY : 0;
+    c.offset = offset;
+    c.bytes = bytes;
+    c.target = tw;
+    c.tag = tag;
+    c.win = (uint16_t)win;
+    const int wait = op != GCOMMI_OP_NOTIFY;
+    if (op == GCOMMI_OP_PUT && bytes <= GCOMMI_PQ_INLINE_MAX) {
+        c.flags |= GCOMMI_PQ_F_INLINE;
+        if (bytes) memcpy(c.u.data, origin, bytes);
+    } else if (op != GCOMMI_OP_NOTIFY) {
+        c.u.origin = (uint64_t)(uintptr_t)origin;
+    }
+    int st = gcommi_proxy_cmd_t0(ctx, &c, wait);
+    if (st) gcommi_fail(ctx, st, op, win, tw, offset, bytes, 0);
+    return st;
+}
+
 /* ---- setup ---- */
 
 GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
@@ -223,6 +308,9 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->credit_target = -1;
         ctx->credit_seen = 0;
         ctx->credit_slot = 0;
+        ctx->remote_mask = p->remote_mask;
+        ctx->proxy_ids = 0;
+        ctx->proxy_flushed = 0;
         for (int c = 0; c < GCOMMI_NCOMMS; c++) ctx->wins_used[c] = 0;
         ctx->status = st;
     }
@@ -233,7 +321,11 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
 GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx)
 {
     gcommi_block_sync();
-    if (gcommi_tid() == 0) gcommi_fence_sc_sys();
+    if (gcommi_tid() == 0) {
+        gcommi_fence_sc_sys();
+        int st = gcommi_proxy_flush_t0(ctx); /* what this rank gave the proxy is done */
+        if (st) gcommi_fail(ctx, st, GCOMMI_OP_NOTIFY, -1, -1, 0, 0, 0);
+    }
     gcommi_block_sync();
     int a = gcommi_aborted(ctx);
     return a ? -a : GCOMM_SUCCESS;
@@ -280,13 +372,28 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
     const gcommi_param_t *p = ctx->p;
     gcommi_ctrl_t *c = ctx->ctrl;
     gcommi_fence_sys(); /* release everything the block wrote (it passed a bar.sync) */
+    int st;
+    /* and what it gave the proxy: its puts to other processes are in place before anybody passes */
+    if (comm == GCOMM_COMM_WORLD && (st = gcommi_proxy_flush_t0(ctx))) {
+        gcommi_fail(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0, 0);
+        return st;
+    }
     uint32_t old = gcommi_fetch_add_gpu(&c->bar_arrive[comm].v, 1);
     uint32_t epoch = old / (uint32_t)ctx->nlocal + 1;
     uint64_t start = gcommi_now_ns();
     uint32_t spins = 0;
-    int st;
     if ((old + 1) % (uint32_t)ctx->nlocal == 0) {
-        if (comm == GCOMM_COMM_WORLD && ctx->ngpus > 1) {
+        if (comm == GCOMM_COMM_WORLD && ctx->remote_mask) {
+            /* the other processes' ranks meet through the proxies (one BARRIER per process) */
+            gcommi_pq_cmd_t bc;
+            memset(&bc, 0, sizeof(bc));
+            bc.op = GCOMMI_PQ_BARRIER;
+            bc.target = ctx->rank;
+            if ((st = gcommi_proxy_cmd_t0(ctx, &bc, 1))) {
+                gcommi_fail(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0, 0);
+                goto fail;
+            }
+        } else if (comm == GCOMM_COMM_WORLD && ctx->ngpus > 1) {
             uint32_t *cross = &gcommi_seg_ctrl(p, 0)->bar_cross.v;
             gcommi_fence_sys();
             gcommi_fetch_add_sys(cross, 1);
@@ -704,6 +811,14 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         return GCOMM_ERR_WINDOW;
     }
     const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
+    if (gcommi_remote(ctx, tw)) { /* a rank of another process: through the proxy */
+        if (t0)
+            ctx->status = x ? GCOMM_ERR_UNSUPPORTED
+                            : gcommi_rma_proxy_t0(ctx, op, win, tw, offset, bytes, origin, notify, tag);
+        if (t0 && x) gcommi_fail(ctx, GCOMM_ERR_UNSUPPORTED, op, win, tw, offset, bytes, 0);
+        gcommi_block_sync();
+        return ctx->status;
+    }
     /* the slot is reserved first: the atomic's latency passes while the window is looked up and
      * the data move (a failure below publishes the slot void, so the lane never stalls) */
     uint32_t slot = 0, seen = 0;
@@ -836,9 +951,14 @@ GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
 {
     if (!gcommi_win_valid(ctx, win)) return GCOMM_ERR_WINDOW;
     gcommi_block_sync();
-    if (gcommi_tid() == 0) gcommi_fence_sc_sys();
+    if (gcommi_tid() == 0) {
+        gcommi_fence_sc_sys();
+        int st = gcommi_proxy_flush_t0(ctx);
+        if (st) gcommi_fail(ctx, st, GCOMMI_OP_NOTIFY, win, -1, 0, 0, 0);
+        ctx->status = st;
+    }
     gcommi_block_sync();
-    return GCOMM_SUCCESS;
+    return ctx->status;
 }
 
 /* ---- notifications ---- */

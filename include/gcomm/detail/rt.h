@@ -139,6 +139,12 @@ typedef struct gcommi_param_s {
     uint32_t pending_cap;      /* unmatched notifications a rank can hold */
     int32_t log_level;
     uint32_t launch_id;        /* counts launches, for reports */
+    /* GPUs (or host-rank groups of other processes) that this one reaches through its proxy,
+     * not with loads and stores: bit g. Their seg[g] is a local shadow that holds only the
+     * counters of the lanes between them and this GPU (the proxy produces into those lanes). */
+    uint32_t remote_mask;
+    uint32_t pad_remote;
+    void *proxy;               /* host ranks: the process's proxy (gcommi_proxy_t), or NULL */
     uint64_t timeout_ns;       /* every wait gives up after this long (GCOMM_TIMEOUT_MS) */
     /* segment layout (identical on every GPU of the launch) */
     uint64_t off_ctrl, off_win, off_tail, off_consumed, off_ring, off_priv, priv_stride;
