@@ -80,9 +80,9 @@ run: build
 	  echo "==> running apps/stencil/stencil_dcuda on every local GPU"; \
 	  $(BUILD_DIR)/apps/stencil/stencil_dcuda --ni 512 --nj-per-rank 16 --steps 100; \
 	else \
-	  echo "==> no GPU here (or no CUDA build): the stencil demo needs one (host ranks come with" \
-	       "issue 5); running the host demo apps/halo_demo instead"; \
-	  $(BUILD_DIR)/apps/halo_demo/halo_demo; \
+	  echo "==> no GPU here (or no CUDA build): running the same stencil program on host ranks" \
+	       "(apps/stencil/stencil_host: 4 threads of this process as gcomm ranks)"; \
+	  $(BUILD_DIR)/apps/stencil/stencil_host --ni 512 --nj-per-rank 16 --steps 100 --ranks 4; \
 	fi
 
 check: build

@@ -1,6 +1,7 @@
 /* Host helpers shared by the stencil mini-apps (stencil_dcuda, hdiff_gcomm, hdiff_mpicuda): error
  * checks that stop the program with file:line, a monotonic clock, medians, reproducible input
- * values and option parsing. Host code only (the apps include it from .cu files). */
+ * values and option parsing. Host code only; the CUDA parts only in .cu files (the host-rank
+ * programs are plain C). */
 #ifndef GCOMM_APPS_STENCIL_APP_UTIL_H
 #define GCOMM_APPS_STENCIL_APP_UTIL_H
 
@@ -10,10 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h>
-
 /* CTest's skip code: a GPU app exits with it when the machine has no usable GPU. */
 #define APP_SKIP 77
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
 
 /* Every CUDA call is checked: a failed one ends the program (exit 1) with what and where. */
 #define CUDA_CHECK(call)                                                                       \
@@ -25,6 +27,7 @@
             exit(1);                                                                           \
         }                                                                                      \
     } while (0)
+#endif
 
 /* Same for gcomm host calls; the detail string says which argument or rank was wrong. */
 #define GCOMM_CHECK(call)                                                                      \
@@ -87,6 +90,7 @@ static inline int app_opt_long(int argc, char **argv, int *i, const char *name, 
     return 1;
 }
 
+#ifdef __CUDACC__
 /* Nonzero when the machine has at least one usable GPU. Checked before anything else touches
  * CUDA or gcomm, so a machine without a GPU or driver gets a clean skip (exit 77). */
 static inline int app_have_gpu(void)
@@ -99,5 +103,6 @@ static inline int app_have_gpu(void)
     }
     return n > 0;
 }
+#endif
 
 #endif /* GCOMM_APPS_STENCIL_APP_UTIL_H */

@@ -38,191 +38,22 @@
 #include "gcomm/gcomm.h"
 
 #include "app_util.h"
+#include "stencil_common.h"
+#include "stencil_fig2.h"
 
-/* Device timestamps of one GPU, taken by its rank 0 right after the barrier before the step loop
- * and right after the barrier behind it (globaltimer, ns). */
-typedef struct {
-    unsigned long long start, end;
-} stencil_clock_t;
-
-static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-/* Fig. 2's swap(in, out) and swap(win, wout). */
-static __device__ __forceinline__ void swap(double *&a, double *&b)
-{
-    double *t = a;
-    a = b;
-    b = t;
-}
-
-static __device__ __forceinline__ void swap(gcomm_win_t &a, gcomm_win_t &b)
-{
-    gcomm_win_t t = a;
-    a = b;
-    b = t;
-}
-
-/* The paper's program. The numbered comments are Fig. 2's line numbers; lines marked "added"
- * are not in the figure: rank-local pointers (the figure receives them ready), the loop over i
- * when the block has fewer threads than jstride (the figure assumes one thread per i), a block
- * barrier before the puts, error exits and the timing barriers. */
+/* The paper's program (stencil_fig2.h) as a kernel: every thread block is one rank. */
 __global__ void stencil_kernel(gcomm_param_t param, double *in, double *out, int jstride, int len,
                                int steps, stencil_clock_t *clk)
 {
-    const int tag = 0;
-    int size, rank, lrank;
-    /* 1 */ __shared__ gcomm_context_t ctx;
-    /* 2 */ gcomm_init(param, &ctx);
-    /* 3 */ gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    /* 4 */ gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    /* added: rank-local pointers; the GPU's array holds its ranks' lines back to back, so this
-     * rank's window starts len values after the previous rank's (Fig. 3's overlap) */
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
-    in += (size_t)lrank * len;
-    out += (size_t)lrank * len;
-    /* 5 */
-    /* 6 */ gcomm_win_t win, wout;
-    /* 7 */ gcomm_win_create(&ctx, GCOMM_COMM_WORLD,
-    /* 8 */     &in[0], (len + 2 * jstride) * sizeof(double), &win);
-    /* 9 */ gcomm_win_create(&ctx, GCOMM_COMM_WORLD,
-    /* 10 */    &out[0], (len + 2 * jstride) * sizeof(double), &wout);
-    /* 11 */
-    /* 12 */ bool lsend = rank - 1 >= 0;
-    /* 13 */ bool rsend = rank + 1 < size;
-    /* 14 */
-    /* added: every rank has started and created its windows before the clock starts; the
-     * figure for the step loop then excludes launch, gcomm_init and window creation */
-    gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
-    if (lrank == 0 && threadIdx.x == 0) clk->start = globaltimer_ns();
-
-    /* 18 */ for (int i = 0; i < steps; ++i) {
-        /* added: columns i0 + threadIdx.x, blockDim.x at a time */
-        for (int i0 = 0; i0 < jstride; i0 += blockDim.x) {
-            if (i0 + (int)threadIdx.x >= jstride) break;
-            /* 15 */ int from = i0 + threadIdx.x + jstride;
-            /* 16 */ int to = from + len;
-            /* 17 */
-            /* 19 */ for (int idx = from; idx < to; idx += jstride)
-            /* 20 */     out[idx] = -4.0 * in[idx] +
-            /* 21 */         in[idx + 1] + in[idx - 1] +
-            /* 22 */         in[idx + jstride] + in[idx - jstride];
-        }
-        /* added: gcomm_put copies with all threads of the block in its own order (16-byte
-         * pieces), so every thread's part of out must be written before the copy starts */
-        __syncthreads();
-        /* 23 */
-        /* 24 */ if (lsend)
-        /* 25 */     gcomm_put_notify(&ctx, wout, rank - 1,
-        /* 26 */         (len + jstride) * sizeof(double), jstride * sizeof(double),
-                         &out[jstride], tag);
-        /* 27 */ if (rsend)
-        /* 28 */     gcomm_put_notify(&ctx, wout, rank + 1,
-        /* 29 */         0, jstride * sizeof(double), &out[len], tag);
-        /* 30 */
-        /* 31 */ int rc = gcomm_wait_notifications(&ctx, wout,
-        /* 32 */     GCOMM_ANY_SOURCE, tag, lsend + rsend);
-        /* 33 */
-        /* 34 */ swap(in, out); swap(win, wout);
-        /* added: after an error anywhere (a failed put stops the launch, and every wait
-         * returns an error) there is no point going on; gcomm_launch reports the cause */
-        if (rc != GCOMM_SUCCESS) break;
-        /* 35 */ }
-
-    /* added: the clock stops when the last rank has finished its last step */
-    gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
-    if (lrank == 0 && threadIdx.x == 0) clk->end = globaltimer_ns();
-    /* 36 */
-    /* 37 */ gcomm_win_free(&ctx, &win);
-    /* 38 */ gcomm_win_free(&ctx, &wout);
-    /* 39 */ gcomm_finish(&ctx);
+    stencil_fig2(param, in, out, jstride, len, steps, clk);
 }
 
 /* ---- host ---- */
 
-typedef struct {
-    long ni, nj_per_rank, steps, blocks, threads, reps, check;
-} options_t;
-
-static void usage(const char *prog)
-{
-    fprintf(stderr,
-            "usage: %s [--ni N] [--nj-per-rank N] [--steps N] [--blocks-per-gpu N] [--threads N]\n"
-            "          [--reps N] [--check 0|1]\n"
-            "  --ni             values per line, the paper's jstride (default 256)\n"
-            "  --nj-per-rank    lines per rank (default 16)\n"
-            "  --steps          iterations (default 100; at most 300 with --check 1)\n"
-            "  --blocks-per-gpu ranks per GPU; 0: as many as are resident at once (default 0)\n"
-            "  --threads        threads per block (default 128)\n"
-            "  --reps           timed launches after one warm-up, median reported (default 3)\n"
-            "  --check          compare with the serial CPU reference (default 1)\n",
-            prog);
-}
-
-static void parse(int argc, char **argv, options_t *o)
-{
-    o->ni = 256;
-    o->nj_per_rank = 16;
-    o->steps = 100;
-    o->blocks = 0;
-    o->threads = 128;
-    o->reps = 3;
-    o->check = 1;
-    for (int i = 1; i < argc; i++) {
-        if (app_opt_long(argc, argv, &i, "--ni", &o->ni) ||
-            app_opt_long(argc, argv, &i, "--nj-per-rank", &o->nj_per_rank) ||
-            app_opt_long(argc, argv, &i, "--steps", &o->steps) ||
-            app_opt_long(argc, argv, &i, "--blocks-per-gpu", &o->blocks) ||
-            app_opt_long(argc, argv, &i, "--threads", &o->threads) ||
-            app_opt_long(argc, argv, &i, "--reps", &o->reps) ||
-            app_opt_long(argc, argv, &i, "--check", &o->check))
-            continue;
-        usage(argv[0]);
-        exit(strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? 0 : 2);
-    }
-    const char *bad = NULL;
-    if (o->ni < 2) bad = "--ni must be at least 2";
-    else if (o->nj_per_rank < 1) bad = "--nj-per-rank must be at least 1";
-    else if (o->steps < 0) bad = "--steps must not be negative";
-    else if (o->check && o->steps > 300) bad = "--steps above 300 overflows doubles; use --check 0";
-    else if (o->blocks < 0) bad = "--blocks-per-gpu must not be negative";
-    else if (o->threads < 1 || o->threads > 1024) bad = "--threads must be 1..1024";
-    else if (o->reps < 1) bad = "--reps must be at least 1";
-    /* the kernel indexes a rank's window with int, as the figure does */
-    else if ((double)o->ni * (double)(o->nj_per_rank + 2) > 2147483647.0)
-        bad = "--ni * (--nj-per-rank + 2) must fit an int";
-    if (bad) {
-        fprintf(stderr, "%s\n", bad);
-        exit(2);
-    }
-}
-
-/* The serial reference: the same flattened formula over the global array (nj + 2 lines, the
- * first and last fixed), steps times; returns the array holding the result. -4 * x is exact in
- * binary, so an FMA on either side rounds the same as a multiply and an add: the GPU result
- * should match bit for bit, and the check's tolerance only guards against a compiler
- * reassociating the sum. */
-static double *reference(double *a, double *b, long ni, long nj, long steps)
-{
-    const long jstride = ni;
-    for (long s = 0; s < steps; s++) {
-        for (long idx = jstride; idx < jstride + nj * jstride; idx++)
-            b[idx] = -4.0 * a[idx] + a[idx + 1] + a[idx - 1] + a[idx + jstride] + a[idx - jstride];
-        double *t = a;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 int main(int argc, char **argv)
 {
     options_t o;
-    parse(argc, argv, &o);
+    stencil_parse(argc, argv, &o, "--blocks-per-gpu");
     if (!app_have_gpu()) {
         printf("stencil_dcuda: no usable GPU (cudaGetDeviceCount), skipped\n");
         return APP_SKIP;
@@ -370,7 +201,7 @@ int main(int argc, char **argv)
         }
         memcpy(ra, init, glob_elems * sizeof(double));
         memcpy(rb, init, glob_elems * sizeof(double));
-        const double *ref = reference(ra, rb, o.ni, nj, o.steps);
+        const double *ref = stencil_reference(ra, rb, o.ni, nj, o.steps);
         double maxerr = 0, maxref = 0;
         for (int g = 0; g < ngpus; g++) {
             CUDA_CHECK(cudaSetDevice(dev[g]));

@@ -175,6 +175,8 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
 GCOMMI_DEV int gcomm_rank_thread(void);
 GCOMMI_DEV int gcomm_rank_nthreads(void);
 GCOMMI_DEV void gcomm_rank_sync(void);
+/* A clock for timing inside a rank body: %globaltimer on a GPU, CLOCK_MONOTONIC on the host (ns). */
+GCOMMI_DEV uint64_t gcomm_rank_time_ns(void);
 
 /* Synchronisation of all ranks of a communicator. */
 GCOMMI_DEV int gcomm_barrier(gcomm_context_t *ctx, gcomm_comm_t comm);

@@ -362,6 +362,11 @@ GCOMMI_DEV void gcomm_rank_sync(void)
     gcommi_block_sync();
 }
 
+GCOMMI_DEV uint64_t gcomm_rank_time_ns(void)
+{
+    return gcommi_now_ns();
+}
+
 /* ---- barrier ---- */
 
 /* Thread 0's part of a barrier. Arrivals count up forever (no reset to race with): the rank that
