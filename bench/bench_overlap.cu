@@ -44,7 +44,7 @@
  * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N]
  *                      [--workload compute|memory|both] [--no-compute] [--no-exchange]
  *                      [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]
- *                      [--quick] [--csv FILE]
+ *                      [--stagger-us X] [--quick] [--csv FILE]
  * Exit: 0 verified, 1 wrong result or error, 2 bad option, 77 no GPU. */
 #include <math.h>
 #include <stdint.h>
@@ -80,6 +80,7 @@ typedef struct {
     size_t region_words; /* 16-byte words of the memory workload per rank */
     size_t chunk_words;  /* 16-byte words copied per rank per iteration */
     size_t halo_bytes;
+    unsigned long long stagger_ns; /* rank r starts r / size of this later (--stagger-us) */
 } kparams_t;
 
 /* Per GPU, written by the GPU's first rank (times) and by every rank (errors). */
@@ -140,6 +141,16 @@ __global__ void k_overlap(gcomm_param_t param, const double *cin, double *cout, 
     /* every rank is running and has its window before the clock starts */
     err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
     if (lrank == 0 && threadIdx.x == 0) clk->t0 = globaltimer_ns();
+    /* --stagger-us: ranks start spread over one period in ring order, so that the ranks of one
+     * SM (far apart on the ring) are in different phases of the iteration; the phase gradient
+     * along the ring is small enough for every neighbour to keep up, and the schedule persists */
+    if (kp.stagger_ns) {
+        unsigned long long d = kp.stagger_ns * (unsigned long long)rank / (unsigned long long)size;
+        unsigned long long s0 = globaltimer_ns();
+        while (globaltimer_ns() - s0 < d) {
+        }
+        __syncthreads();
+    }
 
     for (int it = 0; it < kp.iters; it++) {
         if (kp.do_compute) {
@@ -230,6 +241,7 @@ typedef struct {
     double *hin[GCOMM_MAX_GPUS]; /* host copy of cin */
     FILE *csv;
     int failed; /* a verification failed */
+    unsigned long long stagger_ns;
 } bench_t;
 
 static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_iters,
@@ -246,6 +258,7 @@ static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_it
     kp.chunk_words = chunk_words;
     kp.nchunks = (int)(b->region_words / chunk_words);
     kp.halo_bytes = b->halo_bytes;
+    kp.stagger_ns = b->stagger_ns;
     return kp;
 }
 
@@ -571,7 +584,7 @@ static void usage(void)
             "usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N]\n"
             "                     [--workload compute|memory|both] [--no-compute] [--no-exchange]\n"
             "                     [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]\n"
-            "                     [--quick] [--csv FILE]\n"
+            "                     [--stagger-us X] [--quick] [--csv FILE]\n"
             "  --iters         iterations per launch (default 1000; --quick 200)\n"
             "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
             "  --threads       threads per rank, a multiple of 32 (default 128)\n"
@@ -584,6 +597,7 @@ static void usage(void)
             "  --copy-bytes    bytes copied per rank per iteration (default: calibrated)\n"
             "  --mem-bytes     memory workload array per GPU, each of two (default 512M; --quick 256M)\n"
             "  --repeats       timed launches after a warm-up, median reported (5..64, default 7; --quick 5)\n"
+            "  --stagger-us    rank r starts X * r / ranks us after the clock (default 0: together)\n"
             "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio\n");
 }
 
@@ -624,6 +638,13 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--copy-bytes")) bad = bench_parse_size(v, &copy_fixed), i++;
         else if (!strcmp(a, "--mem-bytes")) bad = bench_parse_size(v, &mem_bytes), i++;
         else if (!strcmp(a, "--csv")) csv = v, i++;
+        else if (!strcmp(a, "--stagger-us")) {
+            char *end;
+            double us = strtod(v, &end);
+            bad = *v == '\0' || *end != '\0' || !(us >= 0 && us <= 1e6);
+            b.stagger_ns = (unsigned long long)(us * 1e3);
+            i++;
+        }
         else if (!strcmp(a, "--workload")) {
             wl_mask = !strcmp(v, "compute") ? 1 : !strcmp(v, "memory") ? 2 : !strcmp(v, "both") ? 3 : 0;
             bad = wl_mask == 0;

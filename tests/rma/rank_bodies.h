@@ -412,6 +412,39 @@ GCOMM_HD_INLINE void body_never(gcomm_param_t param, unsigned *errs)
     gcomm_finish(&ctx);
 }
 
+/* ---- put without notification, then flush and a world barrier: the data is in place ---- */
+
+GCOMM_HD_INLINE void body_flush(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(param, &ctx);
+    int rank, size, lrank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    const int words = 40; /* 320 bytes: more than a proxy command carries inline */
+    uint64_t *mine = buf + (size_t)lrank * 2 * words, *send = mine + words;
+    gcomm_win_t win;
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, words * 8, &win) == GCOMM_SUCCESS, errs);
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int round = 0; round < 3; round++) {
+        for (int w = gcomm_rank_thread(); w < words; w += gcomm_rank_nthreads())
+            send[w] = mix(((uint64_t)rank << 24) ^ ((uint64_t)round << 12) ^ (uint64_t)w);
+        /* a small put and a large one, no notification */
+        DCHECK(gcomm_put(&ctx, win, right, 0, 8, send) == GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_put(&ctx, win, right, 8, (words - 1) * 8, send + 1) == GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_win_flush(&ctx, win) == GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
+        for (int w = gcomm_rank_thread(); w < words; w += gcomm_rank_nthreads())
+            DCHECK(mine[w] == mix(((uint64_t)left << 24) ^ ((uint64_t)round << 12) ^ (uint64_t)w),
+                   errs);
+        /* everybody has checked before the next round overwrites */
+        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
+    }
+    gcomm_win_free(&ctx, &win);
+    gcomm_finish(&ctx);
+}
+
 /* A put outside the window of a rank of another process (host ranks through the proxy): the
  * target's proxy refuses it, the put returns the error; nothing is written.
  * No collective after it (an error does not stop the ranks of other processes). */

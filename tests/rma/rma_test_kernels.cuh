@@ -58,6 +58,11 @@ __global__ void k_typed_bad(gcomm_param_t param, double *buf, unsigned *errs,
     body_typed_bad(param, buf, errs, col, dbl, rev, mode);
 }
 
+__global__ void k_flush(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    body_flush(param, buf, errs);
+}
+
 __global__ void k_outside(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
     body_outside(param, buf, errs);

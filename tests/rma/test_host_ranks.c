@@ -40,6 +40,7 @@ static void run_ring(gcomm_param_t p, void *a) { body_ring(p, ((args_t *)a)->buf
 static void run_gather(gcomm_param_t p, void *a) { body_gather(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
 static void run_get(gcomm_param_t p, void *a) { body_get(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
 static void run_overlap(gcomm_param_t p, void *a) { body_overlap(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
+static void run_flush(gcomm_param_t p, void *a) { body_flush(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
 static void run_outside(gcomm_param_t p, void *a) { body_outside(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
 static void run_never(gcomm_param_t p, void *a) { body_never(p, ((args_t *)a)->errs); }
 static void run_outside_remote(gcomm_param_t p, void *a)
@@ -261,6 +262,7 @@ int main(int argc, char **argv)
         run_case(&a, "get", run_get, 4);
         run_case(&a, "overlap", run_overlap, 3);
         run_case(&a, "log", run_log, 2);
+        run_case(&a, "flush", run_flush, 3);
         test_stress(&a, stress_n, 4);
         test_errors_remote(&a, 3);
         run_case(&a, "ring", run_ring, 4); /* still works after errors */
@@ -272,6 +274,7 @@ int main(int argc, char **argv)
         run_case(&a, "get", run_get, 9);
         run_case(&a, "overlap", run_overlap, 6);
         run_case(&a, "log", run_log, 3);
+        run_case(&a, "flush", run_flush, 7);
         test_typed(&a, 5);
         test_stress(&a, stress_n, 12);
         test_errors(&a);

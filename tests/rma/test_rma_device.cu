@@ -306,6 +306,7 @@ int main(int argc, char **argv)
         run_case(&g, "get", gcomm_kernel(k_get), 8, 64);
         run_case(&g, "overlap", gcomm_kernel(k_overlap), 8, 64);
         run_case(&g, "log", gcomm_kernel(k_log), 4, 64);
+        run_case(&g, "flush", gcomm_kernel(k_flush), 4, 64);
         test_typed(&g, 4);
         test_stress(&g, stress_n);
         test_errors(&g);
@@ -318,6 +319,7 @@ int main(int argc, char **argv)
         run_case(&g, "get", gcomm_kernel(k_get), sms, 128);
         run_case(&g, "overlap", gcomm_kernel(k_overlap), 64, 128);
         run_case(&g, "log", gcomm_kernel(k_log), 4, 64);
+        run_case(&g, "flush", gcomm_kernel(k_flush), sms, 128);
         test_typed(&g, sms);
         run_case(&g, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */
         test_stress(&g, stress_n);
