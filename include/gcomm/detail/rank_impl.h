@@ -39,6 +39,11 @@ int gcommi_host_proxy_wait(void *proxy, int32_t source, uint32_t id);
 }
 #endif
 
+/* Error and slow paths stay inline (calls would make thread 0 wait for the slot reservation
+ * early: measured) but are marked unlikely, so that the compiler lays them out away from the
+ * path every put and wait runs. */
+#define GCOMMI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
 /* ---- small helpers ---- */
 
 /* Segment addressing from the block's shared copy of the parameter (rt.h has the same from the
@@ -542,7 +547,8 @@ GCOMM_HD_INLINE int gcommi_check_args(gcomm_context_t *ctx, int op, gcomm_win_t 
     if (!gcommi_win_valid(ctx, win)) st = GCOMM_ERR_WINDOW;
     else if (target < 0 || target >= gcommi_comm_size(ctx, gcommi_win_comm(win))) st = GCOMM_ERR_RANK;
     else if (notify && (tag < 0 || tag > GCOMMI_TAG_MAX)) st = GCOMM_ERR_TAG;
-    if (st && gcommi_tid() == 0) gcommi_fail(ctx, st, op, win, target, offset, bytes, 0);
+    if (GCOMMI_UNLIKELY(st) && gcommi_tid() == 0)
+        gcommi_fail(ctx, st, op, win, target, offset, bytes, 0);
     return st;
 }
 
@@ -590,7 +596,7 @@ GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int ta
     } else {
         valid = gcommi_resolve_miss(ctx, win, target, c, &base, &size);
     }
-    if (!valid || offset > size || bytes > size - offset) {
+    if (GCOMMI_UNLIKELY(!valid || offset > size || bytes > size - offset)) {
         if (gcommi_tid() == 0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
         return GCOMM_ERR_WINDOW;
     }
@@ -650,7 +656,7 @@ GCOMMI_UNROLL
         }
         ctx->lane_next[g] = next;
         moved += next - first;
-        if (gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, 0)) {
+        if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, 0))) {
             gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next, sys);
             ctx->lane_returned[g] = next;
         }
@@ -706,7 +712,7 @@ GCOMM_HD_INLINE int gcommi_publish_t0(gcomm_context_t *ctx, int target_world,
     const int sys = tgpu != ctx->gpu;
     const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, target_world);
     /* `seen`: the credit loaded when the slot was reserved (usually enough) */
-    if ((uint32_t)(slot - seen) >= ctx->depth) {
+    if (GCOMMI_UNLIKELY((uint32_t)(slot - seen) >= ctx->depth)) {
         int st = gcommi_wait_credit(ctx, consumed, slot, sys, win, tag, target_world);
         if (st) return st;
     }
@@ -809,14 +815,14 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
     GCOMMI_PROF_MARK(0);
     const int t0 = gcommi_tid() == 0;
     int st = gcommi_check_args(ctx, op, win, target, notify, tag, offset, bytes);
-    if (st) return st;
+    if (GCOMMI_UNLIKELY(st)) return st;
     GCOMMI_PROF_MARK(1);
-    if (x && (int64_t)offset + x->lo < 0) { /* a target type reaching below the window */
+    if (GCOMMI_UNLIKELY(x && (int64_t)offset + x->lo < 0)) { /* a target type below the window */
         if (t0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, 0);
         return GCOMM_ERR_WINDOW;
     }
     const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
-    if (gcommi_remote(ctx, tw)) { /* a rank of another process: through the proxy */
+    if (GCOMMI_UNLIKELY(gcommi_remote(ctx, tw))) { /* a rank of another process: through the proxy */
         if (t0)
             ctx->status = x ? GCOMM_ERR_UNSUPPORTED
                             : gcommi_rma_proxy_t0(ctx, op, win, tw, offset, bytes, origin, notify, tag);
