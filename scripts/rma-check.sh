@@ -15,6 +15,8 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOU
 b=${GPU_DIR:-build-gpu}
 logs=${OUT:-$b/logs}
 mkdir -p "$logs"
+# table CSV: the CSV in aligned columns (no `column` on every machine)
+table() { awk -F, '{ for (i = 1; i <= NF; i++) printf "%-15s", $i; print "" }' "$1"; }
 quick=0 sanitize=0 apps=0
 for a in "$@"; do
     case $a in
@@ -62,7 +64,7 @@ if [ $apps = 1 ]; then
         ok=$(echo "$g$t" | grep -c "verified: yes")
         echo "$nj,$ngpu,$gu,$tu,$hu,$(awk -v h="$hu" -v t="$tu" 'BEGIN{if(t>0)printf "%.3f",h/t}'),$(awk -v g="$gu" -v t="$tu" 'BEGIN{if(g>0)printf "%.3f",t/g}'),$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
     done
-    column -s, -t "$csv"
+    table "$csv"
     for h in 1K 16K 64K; do
         step "overlap_$h" 240 "$b/bench/bench_overlap" --halo-bytes $h --csv "$logs/overlap_$h.csv"
         grep -E "ratio both/max" "$logs/overlap_$h.log"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Scale-out runs of issue 6 on every GPU of the machine (1, 2, 4 or 8), over a carried build-gpu:
+#   1. notified-put latency (0 and 8 B one-way) and bandwidth (all ranks of one GPU to another)
+#      between every pair of GPUs, same-GPU on the diagonal: bench_rma with GCOMM_DEVICES=i,j;
+#   2. weak scaling 1 -> 2 -> 4 -> 8 GPUs (as many as there are) of the horizontal diffusion
+#      mini-app (gcomm and its MPI-CUDA twin, with the twin's halo-exchange time) and of the
+#      dCUDA stencil, a fixed domain per GPU;
+#   3. collectives against NCCL: none exist yet (listed, so that the script grows with them).
+# CSVs and logs go to $OUT (or build-gpu/logs); short tables come last.
+# Usage: scripts/scale-check.sh [--quick] [--no-matrix] [--no-weak]
+set -uo pipefail
+exec </dev/null
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOUT_MS:-20000}
+b=${GPU_DIR:-build-gpu}
+logs=${OUT:-$b/logs}
+mkdir -p "$logs"
+# table CSV: the CSV in aligned columns (no `column` on every machine)
+table() { awk -F, '{ for (i = 1; i <= NF; i++) printf "%-15s", $i; print "" }' "$1"; }
+quick=0 matrix=1 weak=1
+for a in "$@"; do
+    case $a in
+    --quick) quick=1 ;;
+    --no-matrix) matrix=0 ;;
+    --no-weak) weak=0 ;;
+    *) echo "scale-check.sh: unknown argument $a (--quick, --no-matrix, --no-weak)" >&2; exit 2 ;;
+    esac
+done
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [ "$ngpu" -lt 1 ]; then
+    echo "scale-check.sh: no GPU, nothing to run"
+    exit 77
+fi
+echo "---- $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs), $(date -u '+%F %H:%M UTC')"
+nvidia-smi topo -m >"$logs/topo.txt" 2>&1
+reps=$([ $quick = 1 ] && echo 5 || echo 7)
+
+# field LOG IMPL TEST BYTES COLUMN: a column (5 us, 6 GB/s) of bench_rma's table row
+field() {
+    awk -v i="$2" -v t="$3" -v n="$4" -v c="$5" '$1 == i && $2 == t && $3 == n { print $c; exit }' "$1"
+}
+
+if [ $matrix = 1 ]; then
+    lat=$logs/matrix_latency.csv bw=$logs/matrix_bandwidth.csv
+    echo "from,to,oneway_0B_us,oneway_8B_us" >"$lat"
+    echo "from,to,all_ranks_GBps,copy_kernel_GBps" >"$bw"
+    for i in $(seq 0 $((ngpu - 1))); do
+        for j in $(seq 0 $((ngpu - 1))); do
+            log=$logs/rma_${i}_${j}.log
+            if [ "$i" = "$j" ]; then
+                GCOMM_DEVICES=$i timeout 300 "$b/bench/bench_rma" --max-bytes 8 --repeats "$reps" \
+                    >"$log" 2>&1
+                t=pingpong_same a=aggregate_same
+            else
+                GCOMM_DEVICES=$i,$j timeout 300 "$b/bench/bench_rma" --max-bytes 8 --repeats "$reps" \
+                    >"$log" 2>&1
+                t=pingpong_peer a=aggregate_peer
+            fi
+            echo "$i,$j,$(field "$log" gcomm $t 0 5),$(field "$log" gcomm $t 8 5)" >>"$lat"
+            agg=$(awk -v a="$a" '$1 == "gcomm" && $2 == a { print $6; exit }' "$log")
+            ck=$(awk -v a="$a" '$1 == "copykern" && $2 == a { print $6; exit }' "$log")
+            echo "$i,$j,$agg,$ck" >>"$bw"
+            grep -q "NO" "$log" && echo "rma $i -> $j: a result did not verify (see $log)"
+        done
+    done
+fi
+
+if [ $weak = 1 ]; then
+    csv=$logs/weak_scaling.csv
+    echo "app,gpus,gcomm_us,twin_us,twin_halo_us,verified" >"$csv"
+    steps=$([ $quick = 1 ] && echo 20 || echo 100)
+    for k in 1 2 4 8; do
+        [ "$k" -gt "$ngpu" ] && break
+        devs=$(seq -s, 0 $((k - 1)))
+        g=$(GCOMM_DEVICES=$devs timeout 300 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj 320 --nk 26 \
+            --steps "$steps" 2>&1)
+        t=$(CUDA_VISIBLE_DEVICES=$devs timeout 300 mpirun -n "$k" --bind-to none \
+            "$b/apps/stencil/hdiff_mpicuda" --ni 128 --nj 320 --nk 26 --steps "$steps" 2>&1)
+        echo "$g" >"$logs/hdiff_gcomm_$k.log"
+        echo "$t" >"$logs/hdiff_mpicuda_$k.log"
+        gu=$(echo "$g" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        tu=$(echo "$t" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        hu=$(echo "$t" | sed -n 's/^halo exchange per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        ok=$(echo "$g$t" | grep -c "verified: yes")
+        echo "hdiff,$k,$gu,$tu,$hu,$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
+        s=$(GCOMM_DEVICES=$devs timeout 300 "$b/apps/stencil/stencil_dcuda" --ni 512 --nj-per-rank 16 \
+            --steps "$steps" 2>&1)
+        echo "$s" >"$logs/stencil_$k.log"
+        su=$(echo "$s" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        echo "stencil,$k,$su,,,$(echo "$s" | grep -q 'verified: yes' && echo yes || echo NO)" >>"$csv"
+    done
+fi
+
+echo "collectives against NCCL: none in gcomm yet (nothing to run)"
+[ $matrix = 1 ] && { echo "one-way latency (us), from,to:"; table "$logs/matrix_latency.csv";
+                     echo "bandwidth (GB/s):"; table "$logs/matrix_bandwidth.csv"; }
+[ $weak = 1 ] && { echo "weak scaling (us per iteration):"; table "$logs/weak_scaling.csv"; }
+exit 0
