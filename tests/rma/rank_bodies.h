@@ -7,6 +7,7 @@
 #define GCOMM_TESTS_RMA_RANK_BODIES_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gcomm/rank.h"
 
@@ -194,6 +195,40 @@ GCOMM_HD_INLINE void stress_msg(int src, long i, int *rcv, int *tag)
     uint64_t h = mix(((uint64_t)src << 32) ^ (uint64_t)i);
     *rcv = (int)(h % STRESS_RECEIVERS);
     *tag = (int)((h >> 20) % STRESS_TAGS);
+}
+
+/* Host side of the stress (every driver): expect[r * STRESS_TAGS + t] = notifications receiver r
+ * gets with tag t when senders STRESS_RECEIVERS .. size-1 send per_sender each. */
+static inline void stress_expect(int size, long per_sender, long *expect)
+{
+    for (int k = 0; k < STRESS_RECEIVERS * STRESS_TAGS; k++) expect[k] = 0;
+    for (int s = STRESS_RECEIVERS; s < size; s++)
+        for (long i = 0; i < per_sender; i++) {
+            int r, t;
+            stress_msg(s, i, &r, &t);
+            expect[r * STRESS_TAGS + t]++;
+        }
+}
+
+/* Host side: the final counters of receivers [r0, r1) (receiver r's slot s = slots[r * size + s]
+ * = messages s sent to r) against what the senders sent; returns how many differ (the first few
+ * printed). */
+static inline long stress_check(const uint64_t *slots, int size, long per_sender, int r0, int r1)
+{
+    long bad = 0;
+    for (int s = STRESS_RECEIVERS; s < size; s++) {
+        long cnt[STRESS_RECEIVERS] = {0};
+        for (long i = 0; i < per_sender; i++) {
+            int r, t;
+            stress_msg(s, i, &r, &t);
+            cnt[r]++;
+        }
+        for (int r = r0; r < r1 && r < STRESS_RECEIVERS; r++)
+            if (slots[(size_t)r * size + s] != (uint64_t)cnt[r] && bad++ < 4)
+                fprintf(stderr, "stress: receiver %d holds %llu from sender %d, sent %ld\n", r,
+                        (unsigned long long)slots[(size_t)r * size + s], s, cnt[r]);
+    }
+    return bad;
 }
 
 /* expect[r * STRESS_TAGS + t]: notifications receiver r gets with tag t (from the host). */

@@ -7,17 +7,9 @@
 #include <stdlib.h>
 
 #include "gcomm/device.cuh"
+#include "../gpu/gpu_testutil.h" /* CUDA_OK */
 #include "rank_bodies.h"
 
-#define CUDA_OK(call)                                                                          \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                      \
-                    cudaGetErrorString(e_));                                                   \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 __global__ void k_ring(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {

@@ -121,13 +121,8 @@ static void test_stress(args_t *a, long total, int per_proc)
     int nranks = per_proc * nprocs, first = per_proc * me;
     int senders = nranks - STRESS_RECEIVERS;
     long per_sender = total / senders;
-    long expect[STRESS_RECEIVERS * STRESS_TAGS] = {0};
-    for (int s = STRESS_RECEIVERS; s < nranks; s++)
-        for (long i = 0; i < per_sender; i++) {
-            int r, t;
-            stress_msg(s, i, &r, &t);
-            expect[r * STRESS_TAGS + t]++;
-        }
+    long expect[STRESS_RECEIVERS * STRESS_TAGS];
+    stress_expect(nranks, per_sender, expect);
     poison(a);
     memset(a->buf, 0, (size_t)STRESS_RECEIVERS * nranks * 8);
     a->per_sender = per_sender;
@@ -137,19 +132,7 @@ static void test_stress(args_t *a, long total, int per_proc)
     double dt = now_s() - t0;
     TEST_CHECK(a->errs[0] == 0, "stress: %u failed checks, the first at rank_bodies.h:%u",
                a->errs[0], a->errs[1]);
-    long bad = 0;
-    for (int s = STRESS_RECEIVERS; s < nranks; s++) {
-        long cnt[STRESS_RECEIVERS] = {0};
-        for (long i = 0; i < per_sender; i++) {
-            int r, t;
-            stress_msg(s, i, &r, &t);
-            cnt[r]++;
-        }
-        for (int r = first; r < STRESS_RECEIVERS && r < first + per_proc; r++)
-            if (a->buf[(size_t)r * nranks + s] != (uint64_t)cnt[r] && bad++ < 4)
-                fprintf(stderr, "stress: receiver %d holds %llu from sender %d, sent %ld\n", r,
-                        (unsigned long long)a->buf[(size_t)r * nranks + s], s, cnt[r]);
-    }
+    long bad = stress_check(a->buf, nranks, per_sender, first, first + per_proc);
     TEST_CHECK(bad == 0, "stress: %ld final counters wrong", bad);
     printf("stress   %3d host ranks: %ld notifications from %d senders to %d receivers, %d tags: "
            "%s (%.2f s, %.2f M/s)\n", nranks, per_sender * senders, senders, STRESS_RECEIVERS,

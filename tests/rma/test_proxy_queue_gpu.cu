@@ -17,15 +17,8 @@
 #include "gcomm/detail/atomic.h"
 #include "gcomm/detail/proxy_queue.h"
 #include "testutil.h"
+#include "../gpu/gpu_testutil.h" /* CUDA_OK */
 
-#define CK(call)                                                                               \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
 
 #define DEPTH 64
 #define BLOCKS 96
@@ -110,10 +103,10 @@ typedef struct {
 
 static void ring_make(ring_t *r)
 {
-    CK(cudaHostAlloc((void **)&r->ring, DEPTH * sizeof(gcommi_pq_cmd_t), cudaHostAllocMapped));
-    CK(cudaHostAlloc((void **)&r->consumed, 64, cudaHostAllocMapped));
-    CK(cudaMalloc((void **)&r->tail_dev, 64));
-    CK(cudaMemset(r->tail_dev, 0, 64));
+    CUDA_OK(cudaHostAlloc((void **)&r->ring, DEPTH * sizeof(gcommi_pq_cmd_t), cudaHostAllocMapped));
+    CUDA_OK(cudaHostAlloc((void **)&r->consumed, 64, cudaHostAllocMapped));
+    CUDA_OK(cudaMalloc((void **)&r->tail_dev, 64));
+    CUDA_OK(cudaMemset(r->tail_dev, 0, 64));
     uint32_t tail_host = 0;
     r->q.ring = r->ring;
     r->q.tail = &tail_host; /* only for the init below */
@@ -123,8 +116,8 @@ static void ring_make(ring_t *r)
     gcommi_pq_init(&r->q, 0);
     r->q.tail = NULL; /* the host never reserves */
     r->dq = r->q;
-    CK(cudaHostGetDevicePointer((void **)&r->dq.ring, r->ring, 0));
-    CK(cudaHostGetDevicePointer((void **)&r->dq.consumed, r->consumed, 0));
+    CUDA_OK(cudaHostGetDevicePointer((void **)&r->dq.ring, r->ring, 0));
+    CUDA_OK(cudaHostGetDevicePointer((void **)&r->dq.consumed, r->consumed, 0));
     r->dq.tail = r->tail_dev;
 }
 
@@ -147,11 +140,11 @@ int main(int argc, char **argv)
     ring_make(&r);
     uint64_t *payload, *dpayload;
     size_t pbytes = (size_t)BLOCKS * n * PAYLOAD_WORDS * 8;
-    CK(cudaHostAlloc((void **)&payload, pbytes, cudaHostAllocMapped));
+    CUDA_OK(cudaHostAlloc((void **)&payload, pbytes, cudaHostAllocMapped));
     memset(payload, 0, pbytes);
-    CK(cudaHostGetDevicePointer((void **)&dpayload, payload, 0));
+    CUDA_OK(cudaHostGetDevicePointer((void **)&dpayload, payload, 0));
     unsigned *errs;
-    CK(cudaMallocManaged(&errs, sizeof(unsigned)));
+    CUDA_OK(cudaMallocManaged(&errs, sizeof(unsigned)));
     *errs = 0;
 
     /* many producers, one consumer */
@@ -159,7 +152,7 @@ int main(int argc, char **argv)
     long bad = 0, seen = 0, total = (long)BLOCKS * n;
     double t0 = now_s();
     k_produce<<<BLOCKS, 32>>>(r.dq, dpayload, n, errs);
-    CK(cudaGetLastError());
+    CUDA_OK(cudaGetLastError());
     uint32_t next = 0, returned = 0;
     double deadline = now_s() + 60;
     while (seen < total && now_s() < deadline) {
@@ -194,7 +187,7 @@ int main(int argc, char **argv)
             returned = next;
         }
     }
-    CK(cudaDeviceSynchronize());
+    CUDA_OK(cudaDeviceSynchronize());
     double dt = now_s() - t0;
     TEST_CHECK(seen == total, "saw %ld of %ld commands", seen, total);
     TEST_CHECK(bad == 0, "%ld bad records or payloads", bad);
@@ -210,14 +203,14 @@ int main(int argc, char **argv)
     /* latency: GPU posts, host echoes */
     ring_make(&r);
     uint32_t *echo, *decho;
-    CK(cudaHostAlloc((void **)&echo, 64, cudaHostAllocMapped));
+    CUDA_OK(cudaHostAlloc((void **)&echo, 64, cudaHostAllocMapped));
     *echo = 0;
-    CK(cudaHostGetDevicePointer((void **)&decho, echo, 0));
+    CUDA_OK(cudaHostGetDevicePointer((void **)&decho, echo, 0));
     unsigned long long *ns;
-    CK(cudaMallocManaged(&ns, sizeof(*ns)));
+    CUDA_OK(cudaMallocManaged(&ns, sizeof(*ns)));
     const uint32_t rounds = 20000;
     k_pingpong<<<1, 32>>>(r.dq, decho, rounds, ns);
-    CK(cudaGetLastError());
+    CUDA_OK(cudaGetLastError());
     next = 0;
     returned = 0;
     deadline = now_s() + 60;
@@ -231,7 +224,7 @@ int main(int argc, char **argv)
             returned = next;
         }
     }
-    CK(cudaDeviceSynchronize());
+    CUDA_OK(cudaDeviceSynchronize());
     TEST_CHECK(next == rounds, "echoed %u of %u", next, rounds);
     printf("latency  command GPU -> host thread -> answer to the GPU: %.2f us round trip "
            "(mean of %u)\n", (double)*ns * 1e-3 / (rounds - 1), rounds - 1);

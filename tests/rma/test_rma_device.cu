@@ -105,13 +105,8 @@ static void test_stress(gpus_t *g, long total_notifications)
     int blocks = total_notifications < 100000 ? 8 : 64, ngpus = g->n, size = blocks * ngpus;
     int senders = size - STRESS_RECEIVERS;
     long per_sender = total_notifications / senders;
-    long expect[STRESS_RECEIVERS * STRESS_TAGS] = {0};
-    for (int s = STRESS_RECEIVERS; s < size; s++)
-        for (long i = 0; i < per_sender; i++) {
-            int r, t;
-            stress_msg(s, i, &r, &t);
-            expect[r * STRESS_TAGS + t]++;
-        }
+    long expect[STRESS_RECEIVERS * STRESS_TAGS];
+    stress_expect(size, per_sender, expect);
     long *d_expect;
     CUDA_OK(cudaSetDevice(g->dev[0]));
     CUDA_OK(cudaMalloc(&d_expect, sizeof(expect)));
@@ -142,16 +137,7 @@ static void test_stress(gpus_t *g, long total_notifications)
     uint64_t *slots = (uint64_t *)malloc((size_t)STRESS_RECEIVERS * size * 8);
     CUDA_OK(cudaSetDevice(g->dev[0]));
     CUDA_OK(cudaMemcpy(slots, g->buf[0], (size_t)STRESS_RECEIVERS * size * 8, cudaMemcpyDeviceToHost));
-    long bad = 0;
-    for (int s = STRESS_RECEIVERS; s < size; s++) {
-        long cnt[STRESS_RECEIVERS] = {0};
-        for (long i = 0; i < per_sender; i++) {
-            int r, t;
-            stress_msg(s, i, &r, &t);
-            cnt[r]++;
-        }
-        for (int r = 0; r < STRESS_RECEIVERS; r++) bad += slots[(size_t)r * size + s] != (uint64_t)cnt[r];
-    }
+    long bad = stress_check(slots, size, per_sender, 0, STRESS_RECEIVERS);
     TEST_CHECK(bad == 0, "stress: %ld final counters wrong", bad);
     printf("stress   %d GPU(s): %ld notifications from %d senders to %d receivers, %d tags: %s "
            "(%.2f s, %.2f M notifications/s)\n", g->n, per_sender * senders, senders,

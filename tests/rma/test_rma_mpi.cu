@@ -250,13 +250,8 @@ static void test_stress(proc_t *p, long total_notifications)
     int blocks = 64, size = blocks * p->ngpus;
     int senders = size - STRESS_RECEIVERS;
     long per_sender = total_notifications / senders;
-    long expect[STRESS_RECEIVERS * STRESS_TAGS] = {0};
-    for (int s = STRESS_RECEIVERS; s < size; s++)
-        for (long i = 0; i < per_sender; i++) {
-            int r, t;
-            stress_msg(s, i, &r, &t);
-            expect[r * STRESS_TAGS + t]++;
-        }
+    long expect[STRESS_RECEIVERS * STRESS_TAGS];
+    stress_expect(size, per_sender, expect);
     long *d_expect;
     CUDA_OK(cudaSetDevice(p->dev));
     CUDA_OK(cudaMalloc(&d_expect, sizeof(expect)));
@@ -287,16 +282,7 @@ static void test_stress(proc_t *p, long total_notifications)
     if (p->first == 0) {
         uint64_t *slots = (uint64_t *)malloc(slot_bytes);
         CUDA_OK(cudaMemcpy(slots, p->buf, slot_bytes, cudaMemcpyDeviceToHost));
-        for (int s = STRESS_RECEIVERS; s < size; s++) {
-            long cnt[STRESS_RECEIVERS] = {0};
-            for (long i = 0; i < per_sender; i++) {
-                int r, t;
-                stress_msg(s, i, &r, &t);
-                cnt[r]++;
-            }
-            for (int r = 0; r < STRESS_RECEIVERS; r++)
-                bad += slots[(size_t)r * size + s] != (uint64_t)cnt[r];
-        }
+        bad = stress_check(slots, size, per_sender, 0, STRESS_RECEIVERS);
         free(slots);
     }
     bad = sum_long(bad);
