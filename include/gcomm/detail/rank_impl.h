@@ -187,7 +187,10 @@ GCOMM_HD_INLINE void gcommi_block_copy(void *dst, const void *src, size_t bytes)
     if (d == s || bytes == 0) return;
     if (bytes <= 8 && (((uintptr_t)d | (uintptr_t)s) & (bytes - 1)) == 0 &&
         (bytes & (bytes - 1)) == 0) { /* a small aligned word: one store, not one per byte */
-        if (gcommi_tid() == 0) switch (bytes) {
+        /* by the second warp when there is one: its load's latency then passes beside thread 0's
+         * slot reservation instead of after it (the block barrier that follows orders the store
+         * before thread 0's release of the notification) */
+        if (gcommi_tid() == (gcommi_nthreads() > 32 ? 32 : 0)) switch (bytes) {
             case 1: *d = *s; break;
             case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
             case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
