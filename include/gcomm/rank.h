@@ -77,9 +77,10 @@ typedef enum { GCOMM_COMM_WORLD = 0, GCOMM_COMM_DEVICE = 1 } gcomm_comm_t;
 #define GCOMM_SHARED
 #endif
 
-/* Per-block state; declare it GCOMM_SHARED (__shared__ in a kernel). Its fields are internal: the launch parameter's hot
- * fields and the rank's queue positions live here, in shared memory, because global loads on the
- * notification path would miss the L1 after every acquire and cost an L2 round trip each. */
+/* Per-block state; declare it GCOMM_SHARED (__shared__ in a kernel). Its fields are internal: the
+ * launch parameter's hot fields and the rank's queue positions live here, in shared memory,
+ * because global loads on the notification path would miss the L1 after every acquire and cost
+ * an L2 round trip each. */
 typedef struct {
     const gcommi_param_t *p;
     gcommi_ctrl_t *ctrl;                      /* this GPU's control block */
@@ -175,7 +176,7 @@ GCOMMI_DEV int gcomm_test_notifications(gcomm_context_t *ctx, gcomm_win_t win, i
 GCOMMI_DEV int gcomm_rank_thread(void);
 GCOMMI_DEV int gcomm_rank_nthreads(void);
 GCOMMI_DEV void gcomm_rank_sync(void);
-/* A clock for timing inside a rank body: %globaltimer on a GPU, CLOCK_MONOTONIC on the host (ns). */
+/* A clock for timing inside a rank body (ns): %globaltimer on a GPU, CLOCK_MONOTONIC on a host. */
 GCOMMI_DEV uint64_t gcomm_rank_time_ns(void);
 
 /* Synchronisation of all ranks of a communicator. */

@@ -70,7 +70,8 @@ GCOMM_HD_INLINE void body_ring(gcomm_param_t param, uint64_t *buf, unsigned *err
         /* the notification of iteration it from prev, and its data */
         DCHECK(gcomm_wait_notifications(&ctx, win, prev, it, 1) == GCOMM_SUCCESS, errs);
         for (int w = gcomm_rank_thread(); w < RING_WORDS; w += gcomm_rank_nthreads())
-            DCHECK(mine[it * RING_WORDS + w] == mix(((uint64_t)prev << 32) ^ ((uint64_t)it << 16) ^ w),
+            DCHECK(mine[it * RING_WORDS + w] ==
+                       mix(((uint64_t)prev << 32) ^ ((uint64_t)it << 16) ^ w),
                    errs);
     }
     int flag = 1;
@@ -119,7 +120,8 @@ GCOMM_HD_INLINE void body_gather(gcomm_param_t param, uint64_t *buf, unsigned *e
         flag = 1;
         DCHECK(gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, 1, &flag) ==
                    GCOMM_SUCCESS && flag == 0, errs);
-        for (int r = 1 + gcomm_rank_thread(); r < size; r += gcomm_rank_nthreads()) DCHECK(buf[r] == mix(r), errs);
+        for (int r = 1 + gcomm_rank_thread(); r < size; r += gcomm_rank_nthreads())
+            DCHECK(buf[r] == mix(r), errs);
     }
     gcomm_win_free(&ctx, &win);
     gcomm_finish(&ctx);
@@ -172,7 +174,8 @@ GCOMM_HD_INLINE void body_overlap(gcomm_param_t param, uint64_t *buf, unsigned *
     DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_DEVICE, buf, (size_t)lsize * words * 8, &win) ==
                GCOMM_SUCCESS, errs);
     uint64_t *slice = buf + (size_t)lrank * words;
-    for (int w = gcomm_rank_thread(); w < words; w += gcomm_rank_nthreads()) slice[w] = mix(lrank * 1000 + w);
+    for (int w = gcomm_rank_thread(); w < words; w += gcomm_rank_nthreads())
+        slice[w] = mix(lrank * 1000 + w);
     gcomm_rank_sync();
     int next = (lrank + 1) % lsize;
     /* same address at origin and target: no copy, but a notification */
@@ -180,7 +183,8 @@ GCOMM_HD_INLINE void body_overlap(gcomm_param_t param, uint64_t *buf, unsigned *
                GCOMM_SUCCESS, errs);
     DCHECK(gcomm_wait_notifications(&ctx, win, (lrank + lsize - 1) % lsize, 1, 1) == GCOMM_SUCCESS,
            errs);
-    for (int w = gcomm_rank_thread(); w < words; w += gcomm_rank_nthreads()) DCHECK(slice[w] == mix(lrank * 1000 + w), errs);
+    for (int w = gcomm_rank_thread(); w < words; w += gcomm_rank_nthreads())
+        DCHECK(slice[w] == mix(lrank * 1000 + w), errs);
     gcomm_win_free(&ctx, &win);
     gcomm_finish(&ctx);
 }
@@ -232,8 +236,8 @@ static inline long stress_check(const uint64_t *slots, int size, long per_sender
 }
 
 /* expect[r * STRESS_TAGS + t]: notifications receiver r gets with tag t (from the host). */
-GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_sender, const long *expect,
-                         unsigned *errs)
+GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_sender,
+                                 const long *expect, unsigned *errs)
 {
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
@@ -267,7 +271,8 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
          * held notifications (and then stop the senders): test for a random tag, and when it is
          * not there, wait for the next notification of any tag. */
         long remaining[STRESS_TAGS], consumed = 0, total = 0, by_tag = 0;
-        for (int t = 0; t < STRESS_TAGS; t++) total += remaining[t] = expect[rank * STRESS_TAGS + t];
+        for (int t = 0; t < STRESS_TAGS; t++)
+            total += remaining[t] = expect[rank * STRESS_TAGS + t];
         uint64_t rng = mix(rank + 12345);
         GCOMM_SHARED unsigned long long sum;
         if (gcomm_rank_thread() == 0) sum = 0;
@@ -332,8 +337,9 @@ GCOMM_HD_INLINE double typed_val(int rank, int i, int j)
     return rank * 100000.0 + i * 100.0 + j;
 }
 
-GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs, gcomm_device_type_t col,
-                        gcomm_device_type_t dbl, gcomm_device_type_t rev, gcomm_device_type_t row)
+GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs,
+                                gcomm_device_type_t col, gcomm_device_type_t dbl,
+                                gcomm_device_type_t rev, gcomm_device_type_t row)
 {
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
@@ -347,7 +353,8 @@ GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs
         if (j > 0 && j < TC - 1) A[k] = typed_val(rank, i, j);
     }
     gcomm_win_t win;
-    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TYPED_WORDS * 8, &win) == GCOMM_SUCCESS, errs);
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TYPED_WORDS * 8, &win) == GCOMM_SUCCESS,
+           errs);
     const int right = (rank + 1) % size, left = (rank + size - 1) % size;
     const size_t offP = TR * TC * 8, offQ = offP + TR * 8;
     /* my column TC-2 -> right's halo column 0 (same shape at both ends) */
@@ -378,7 +385,8 @@ GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs
         DCHECK(P[i] == typed_val(left, i, 1), errs);
         DCHECK(Q[TR - 1 - i] == typed_val(left, i, 1), errs);
     }
-    for (int j = gcomm_rank_thread(); j < TC - 2; j += gcomm_rank_nthreads()) DCHECK(S[j] == typed_val(right, 2, j + 1), errs);
+    for (int j = gcomm_rank_thread(); j < TC - 2; j += gcomm_rank_nthreads())
+        DCHECK(S[j] == typed_val(right, 2, j + 1), errs);
     gcomm_win_free(&ctx, &win);
     gcomm_finish(&ctx);
 }
@@ -388,8 +396,8 @@ GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs
  * call (targeting rank 0); the others wait for what never comes and must be released. Nothing
  * may be written. */
 GCOMM_HD_INLINE void body_typed_bad(gcomm_param_t param, double *buf, unsigned *errs,
-                            gcomm_device_type_t col, gcomm_device_type_t dbl,
-                            gcomm_device_type_t rev, int mode)
+                                    gcomm_device_type_t col, gcomm_device_type_t dbl,
+                                    gcomm_device_type_t rev, int mode)
 {
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);

@@ -36,16 +36,19 @@ typedef struct {
     int mode;
 } args_t;
 
-static void run_ring(gcomm_param_t p, void *a) { body_ring(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
-static void run_gather(gcomm_param_t p, void *a) { body_gather(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
-static void run_get(gcomm_param_t p, void *a) { body_get(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
-static void run_overlap(gcomm_param_t p, void *a) { body_overlap(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
-static void run_flush(gcomm_param_t p, void *a) { body_flush(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
-static void run_outside(gcomm_param_t p, void *a) { body_outside(p, ((args_t *)a)->buf, ((args_t *)a)->errs); }
-static void run_never(gcomm_param_t p, void *a) { body_never(p, ((args_t *)a)->errs); }
-static void run_outside_remote(gcomm_param_t p, void *a)
+/* The bodies of (param, buf, errs) as host-rank functions: run_ring, run_gather, ... */
+#define HOST_RANK_BODIES(X)                                                                        \
+    X(ring) X(gather) X(get) X(overlap) X(flush) X(outside) X(outside_remote)
+#define HOST_RANK_FN(name)                                                                         \
+    static void run_##name(gcomm_param_t p, void *a)                                               \
+    {                                                                                              \
+        body_##name(p, ((args_t *)a)->buf, ((args_t *)a)->errs);                                   \
+    }
+HOST_RANK_BODIES(HOST_RANK_FN)
+
+static void run_never(gcomm_param_t p, void *a)
 {
-    body_outside_remote(p, ((args_t *)a)->buf, ((args_t *)a)->errs);
+    body_never(p, ((args_t *)a)->errs);
 }
 
 static int nprocs = 1, me = 0; /* processes of the job (mpiexec) and this one */
@@ -135,8 +138,9 @@ static void test_stress(args_t *a, long total, int per_proc)
     long bad = stress_check(a->buf, nranks, per_sender, first, first + per_proc);
     TEST_CHECK(bad == 0, "stress: %ld final counters wrong", bad);
     printf("stress   %3d host ranks: %ld notifications from %d senders to %d receivers, %d tags: "
-           "%s (%.2f s, %.2f M/s)\n", nranks, per_sender * senders, senders, STRESS_RECEIVERS,
-           STRESS_TAGS, (a->errs[0] || bad) ? "FAILED" : "ok", dt, per_sender * senders / dt * 1e-6);
+           "%s (%.2f s, %.2f M/s)\n",
+           nranks, per_sender * senders, senders, STRESS_RECEIVERS, STRESS_TAGS,
+           (a->errs[0] || bad) ? "FAILED" : "ok", dt, per_sender * senders / dt * 1e-6);
 }
 
 static void test_typed(args_t *a, int nranks)
@@ -186,8 +190,8 @@ static void test_errors_remote(args_t *a, int per_proc)
     for (int i = 0; i < 128; i++) touched += bytes[i] != 0xA5;
     TEST_CHECK(touched == 0, "outside (remote): %d bytes written", touched);
     TEST_CHECK(a->errs[0] == 0, "outside (remote): failed checks (line %u)", a->errs[1]);
-    printf("errors   put outside a window of another process -> %s: %s\n",
-           gcomm_error_string(rc), d);
+    printf("errors   put outside a window of another process -> %s: %s\n", gcomm_error_string(rc),
+           d);
 }
 
 static void test_errors(args_t *a)

@@ -2,11 +2,12 @@
  * are GPU thread blocks and ranks that are host threads, over the primitives of rank_prims.h.
  * Internal.
  *
- * Every API function is block-collective (a host rank is a block of one thread). Work that must happen once (queue slots, barrier
- * arrivals, error records) is done by thread 0, and its result reaches the block through
- * ctx->status between two __syncthreads. Each function begins with a block barrier before thread 0
- * writes ctx->status, so a slow thread has always read the previous result before it changes.
- * Argument checks only read shared state, so every thread runs them and all take the same path. */
+ * Every API function is block-collective (a host rank is a block of one thread). Work that must
+ * happen once (queue slots, barrier arrivals, error records) is done by thread 0, and its result
+ * reaches the block through ctx->status between two block barriers. Each function begins with a
+ * block barrier before thread 0 writes ctx->status, so a slow thread has always read the
+ * previous result before it changes. Argument checks only read shared state, so every thread
+ * runs them and all take the same path. */
 #ifndef GCOMM_DETAIL_RANK_IMPL_H
 #define GCOMM_DETAIL_RANK_IMPL_H
 
@@ -548,7 +549,8 @@ GCOMM_HD_INLINE int gcommi_check_args(gcomm_context_t *ctx, int op, gcomm_win_t 
 {
     int st = GCOMM_SUCCESS;
     if (!gcommi_win_valid(ctx, win)) st = GCOMM_ERR_WINDOW;
-    else if (target < 0 || target >= gcommi_comm_size(ctx, gcommi_win_comm(win))) st = GCOMM_ERR_RANK;
+    else if (target < 0 || target >= gcommi_comm_size(ctx, gcommi_win_comm(win)))
+        st = GCOMM_ERR_RANK;
     else if (notify && (tag < 0 || tag > GCOMMI_TAG_MAX)) st = GCOMM_ERR_TAG;
     if (GCOMMI_UNLIKELY(st) && gcommi_tid() == 0)
         gcommi_fail(ctx, st, op, win, target, offset, bytes, 0);
@@ -600,7 +602,8 @@ GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int ta
         valid = gcommi_resolve_miss(ctx, win, target, c, &base, &size);
     }
     if (GCOMMI_UNLIKELY(!valid || offset > size || bytes > size - offset)) {
-        if (gcommi_tid() == 0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
+        if (gcommi_tid() == 0)
+            gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
         return GCOMM_ERR_WINDOW;
     }
     *addr = base + offset;
@@ -623,14 +626,16 @@ GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source,
      * hit. */
     const int single = ctx->ngpus == 1;
     if (single)
-        head[0] = gcommi_ld_acquire64(
-            &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, 0)[ctx->lane_next[0] & (ctx->depth - 1)], 0);
+        head[0] = gcommi_ld_acquire64(&gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank,
+                                                       0)[ctx->lane_next[0] & (ctx->depth - 1)],
+                                      0);
     else
 GCOMMI_UNROLL
         for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
             if (g < ctx->ngpus)
                 head[g] = gcommi_ld_relaxed64(
-                    &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g)[ctx->lane_next[g] & (ctx->depth - 1)],
+                    &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank,
+                                     g)[ctx->lane_next[g] & (ctx->depth - 1)],
                     g != ctx->gpu);
 GCOMMI_UNROLL
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
@@ -706,10 +711,11 @@ GCOMM_HD_INLINE int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *con
 }
 
 /* Thread 0: publishes (window, this rank, tag) in the slot reserved earlier in target's lane, once
- * the lane has credit for it (`seen`: the consumed count loaded at reservation); everything the block wrote before its last barrier is visible to
- * the target before the notification is. win = GCOMMI_WIN_VOID fills the slot with nothing. */
-GCOMM_HD_INLINE int gcommi_publish_t0(gcomm_context_t *ctx, int target_world,
-                                               uint32_t slot, uint32_t seen, int win, int tag)
+ * the lane has credit for it (`seen`: the consumed count loaded at reservation); everything the
+ * block wrote before its last barrier is visible to the target before the notification is.
+ * win = GCOMMI_WIN_VOID fills the slot with nothing. */
+GCOMM_HD_INLINE int gcommi_publish_t0(gcomm_context_t *ctx, int target_world, uint32_t slot,
+                                      uint32_t seen, int win, int tag)
 {
     int tgpu = gcommi_ctx_gpu_of_rank(ctx, target_world);
     const int sys = tgpu != ctx->gpu;
@@ -777,7 +783,8 @@ GCOMM_HD_INLINE int gcommi_xfer_prepare(gcomm_context_t *ctx, int op, gcomm_win_
         if (tb != ob) st = GCOMM_ERR_TYPE_MISMATCH;
     }
     if (st) {
-        if (gcommi_tid() == 0) gcommi_fail(ctx, st, op, win, target, offset, (uint64_t)ob, (uint64_t)tb);
+        if (gcommi_tid() == 0)
+            gcommi_fail(ctx, st, op, win, target, offset, (uint64_t)ob, (uint64_t)tb);
         return st;
     }
     x->o = gcommi_dtype_view(ot);
@@ -825,10 +832,11 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         return GCOMM_ERR_WINDOW;
     }
     const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
-    if (GCOMMI_UNLIKELY(gcommi_remote(ctx, tw))) { /* a rank of another process: through the proxy */
+    if (GCOMMI_UNLIKELY(gcommi_remote(ctx, tw))) { /* another process's rank: through the proxy */
         if (t0)
             ctx->status = x ? GCOMM_ERR_UNSUPPORTED
-                            : gcommi_rma_proxy_t0(ctx, op, win, tw, offset, bytes, origin, notify, tag);
+                            : gcommi_rma_proxy_t0(ctx, op, win, tw, offset, bytes, origin, notify,
+                                                  tag);
         if (t0 && x) gcommi_fail(ctx, GCOMM_ERR_UNSUPPORTED, op, win, tw, offset, bytes, 0);
         gcommi_block_sync();
         return ctx->status;
@@ -881,7 +889,8 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
 GCOMMI_DEV int gcomm_put(gcomm_context_t *ctx, gcomm_win_t win, int target, size_t target_offset,
                          size_t bytes, const void *origin)
 {
-    return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 0, 0, NULL);
+    return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 0, 0,
+                      NULL);
 }
 
 GCOMMI_DEV int gcomm_put_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
@@ -917,7 +926,7 @@ GCOMM_HD_INLINE int gcommi_rma_typed(gcomm_context_t *ctx, int op, gcomm_win_t w
 {
     gcommi_xfer_t x;
     size_t bytes = 0;
-    gcommi_block_sync(); /* the previous call's ctx->status has been read before a failure is recorded */
+    gcommi_block_sync(); /* the previous call's status is read before a failure is recorded */
     int st = gcommi_xfer_prepare(ctx, op, win, target, offset, tcount, tt, ocount, ot, &x, &bytes);
     if (st) return st;
     return gcommi_rma(ctx, op, win, target, offset, bytes, origin, notify, tag, &x);
