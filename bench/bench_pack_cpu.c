@@ -12,8 +12,14 @@
  * real packed byte count. Each (shape, size, op) is one CSV row; GB/s count packed bytes only.
  *
  * Each measurement times gcomm, MPI and memcpy interleaved on the same buffers (bench_util.h):
- * warm-up, then samples until >= 5 runs and >= 0.2 s each, median reported. Buffers are reused,
- * so sizes that fit the caches run from cache, for all three alike. After the timed pack runs,
+ * rounds in a random order, each sample after untimed calls of the same operation (1 ms and at
+ * least --warm-calls calls, up to 50 ms: near the L3 size an operation needs about 10 calls to
+ * win its working set back from the one timed before it), samples until >= 5 runs and >= 0.2 s
+ * each. GB/s are from the median sample of each operation; the ratios (x MPI, % of memcpy) are
+ * the medians of the per-round ratios, which a change of the machine's memory bandwidth during
+ * the measurement moves less, with their quartiles as the spread. Buffers are allocated and
+ * written (faulted in) before anything is timed, and reused, so sizes that fit the caches run
+ * from cache, for all three alike. After the timed pack runs,
  * gcomm_pack's output must equal MPI_Pack's byte for byte; after the timed unpack runs,
  * gcomm_unpack must round-trip (MPI_Pack of what it wrote equals the packed data) and leave every
  * byte outside the type untouched. Data is random with no zero byte. Exit status 1 when a check
@@ -321,13 +327,25 @@ typedef struct {
     const char *shape;
     size_t bytes;
     const char *op;
-    double g, m, c;         /* seconds per call */
+    double g, m, c;         /* seconds per call (median samples) */
+    double sp, sp25, sp75;  /* x MPI: median and quartiles of the per-round MPI / gcomm times */
+    double fr, fr25, fr75;  /* fraction of memcpy: the same of memcpy / gcomm times */
+    long pairs;             /* rounds with all three samples clean, about */
     long samples, dropped;  /* over the three operations */
 } row_t;
 
+/* res: gcomm, MPI, memcpy, ratios against gcomm (gcomm time / other time). */
 static row_t make_row(const char *shape, size_t bytes, const char *op, const bench_result_t *res)
 {
-    row_t r = {shape, bytes, op, res[0].median_s, res[1].median_s, res[2].median_s, 0, 0};
+    row_t r = {.shape = shape, .bytes = bytes, .op = op, .g = res[0].median_s,
+               .m = res[1].median_s, .c = res[2].median_s};
+    r.sp = 1.0 / res[1].ratio_median;
+    r.sp25 = 1.0 / res[1].ratio_p75;
+    r.sp75 = 1.0 / res[1].ratio_p25;
+    r.fr = 1.0 / res[2].ratio_median;
+    r.fr25 = 1.0 / res[2].ratio_p75;
+    r.fr75 = 1.0 / res[2].ratio_p25;
+    r.pairs = res[1].ratio_pairs < res[2].ratio_pairs ? res[1].ratio_pairs : res[2].ratio_pairs;
     for (int i = 0; i < 3; i++) {
         r.samples += res[i].samples;
         r.dropped += res[i].discarded;
@@ -339,11 +357,14 @@ static void print_row(FILE *csv, FILE *tab, const row_t *r)
 {
     double gg = bench_gbps(r->bytes, r->g), mg = bench_gbps(r->bytes, r->m),
            cg = bench_gbps(r->bytes, r->c);
-    fprintf(csv, "%s,%zu,%s,%.6e,%.6e,%.6e,%.4f,%.4f,%.4f,%.4f,%.4f\n", r->shape, r->bytes, r->op,
-            r->g, r->m, r->c, gg, mg, cg, r->m / r->g, r->c / r->g);
+    fprintf(csv, "%s,%zu,%s,%.6e,%.6e,%.6e,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%ld\n",
+            r->shape, r->bytes, r->op, r->g, r->m, r->c, gg, mg, cg, r->sp, r->fr, r->sp25, r->sp75,
+            r->fr25, r->fr75, r->pairs);
     fflush(csv);
-    fprintf(tab, "%-13s %11zu %-6s %9.2f %9.2f %9.2f %8.2fx %7.1f%%", r->shape, r->bytes, r->op,
-            gg, mg, cg, r->m / r->g, 100.0 * r->c / r->g);
+    char fq[32];
+    snprintf(fq, sizeof fq, "[%.0f-%.0f]", 100.0 * r->fr25, 100.0 * r->fr75);
+    fprintf(tab, "%-13s %11zu %-6s %9.2f %9.2f %9.2f %8.2fx %7.1f%% %-9s", r->shape, r->bytes,
+            r->op, gg, mg, cg, r->sp, 100.0 * r->fr, fq);
     if (r->dropped)
         fprintf(tab, "  (%ld of %ld samples dropped: descheduled)", r->dropped,
                 r->samples + r->dropped);
@@ -369,7 +390,7 @@ static void print_targets(FILE *tab, const row_t *rows, int nrows)
         if (r->bytes < (1u << 20))
             continue;
         any = 1;
-        double sp = r->m / r->g, frac = r->c / r->g;
+        double sp = r->sp, frac = r->fr;
         if (sp < 1.0) {
             fprintf(tab, "%s %s/%zu/%s %.2fx", slower ? "," : "  slower than MPI:", r->shape,
                     r->bytes, r->op, sp);
@@ -406,12 +427,14 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_pack_cpu [--csv FILE] [--max-bytes N] [--min-bytes N] [--quick]\n"
-            "                      [--min-time S] [--shapes a,b,...]\n"
+            "                      [--min-time S] [--warm-calls N] [--shapes a,b,...]\n"
             "  --csv FILE      CSV output (default stdout; the table then goes to stderr)\n"
             "  --max-bytes N   largest packed size (default 256M; K/M/G suffixes)\n"
             "  --min-bytes N   smallest packed size (default 1K); sizes go up by 4x\n"
             "  --quick         smoke run: stop at 16M, 0.02 s per measurement\n"
             "  --min-time S    timed seconds per operation and measurement (default 0.2)\n"
+            "  --warm-calls N  untimed calls of an operation before each of its samples, at least\n"
+            "                  (as far as they take <= 50 ms; default 10)\n"
             "  --shapes LIST   subset of:");
     for (int i = 0; i < NSHAPES; i++)
         fprintf(f, " %s", shapes[i].name);
@@ -522,7 +545,7 @@ int main(int argc, char **argv)
 {
     const char *csv_path = NULL, *shape_list = NULL;
     size_t max_bytes = (size_t)256 << 20, min_bytes = 1024;
-    int quick = 0, max_set = 0;
+    int quick = 0, max_set = 0, warm_calls = 10;
     double min_time = -1.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -540,6 +563,9 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--min-time") == 0 && v) {
             min_time = atof(v);
+            i++;
+        } else if (strcmp(a, "--warm-calls") == 0 && v && atoi(v) >= 0) {
+            warm_calls = atoi(v);
             i++;
         } else if (strcmp(a, "--shapes") == 0 && v) {
             shape_list = v;
@@ -572,6 +598,9 @@ int main(int argc, char **argv)
         max_bytes = (size_t)16 << 20;
     bench_opts_t opts = BENCH_OPTS_DEFAULT;
     opts.min_time_s = min_time >= 0.0 ? min_time : quick ? 0.02 : 0.2;
+    opts.warm_calls = quick ? 1 : warm_calls;
+    opts.warm_max_s = 0.05;
+    opts.ratio_ref = 0; /* gcomm: the ops are gcomm, MPI, memcpy */
     if (quick)
         opts.max_time_s = 2.0;
 
@@ -579,7 +608,9 @@ int main(int argc, char **argv)
     FILE *tab = csv_path ? stdout : stderr;
     static const char *const cols[] = {"shape",     "bytes",       "op",          "gcomm_s",
                                        "mpi_s",     "memcpy_s",    "gcomm_GBps",  "mpi_GBps",
-                                       "memcpy_GBps", "speedup_vs_mpi", "frac_of_memcpy"};
+                                       "memcpy_GBps", "speedup_vs_mpi", "frac_of_memcpy",
+                                       "speedup_p25", "speedup_p75", "frac_p25", "frac_p75",
+                                       "pairs"};
     FILE *csv = bench_csv_open(csv_path, cols, (int)(sizeof cols / sizeof cols[0]));
     if (!csv) {
         perror(csv_path);
@@ -593,10 +624,13 @@ int main(int argc, char **argv)
     MPI_Get_library_version(lib, &liblen);
     lib[strcspn(lib, ",\n")] = '\0';
     bench_print_environment(tab, argc, argv);
-    fprintf(tab, "# %s; median of >= %d runs and >= %.2f s per operation; GB/s = packed bytes / s\n",
-            lib, opts.min_runs, opts.min_time_s);
-    fprintf(tab, "%-13s %11s %-6s %9s %9s %9s %9s %8s\n", "shape", "bytes", "op", "gcomm", "MPI",
-            "memcpy", "vs MPI", "memcpy%");
+    fprintf(tab,
+            "# %s; median of >= %d runs and >= %.2f s per operation, >= %d untimed calls before"
+            " each; GB/s = packed bytes / s; vs MPI and memcpy%%: medians of the per-round"
+            " ratios, [quartiles]\n",
+            lib, opts.min_runs, opts.min_time_s, opts.warm_calls);
+    fprintf(tab, "%-13s %11s %-6s %9s %9s %9s %9s %8s %-9s\n", "shape", "bytes", "op", "gcomm",
+            "MPI", "memcpy", "vs MPI", "memcpy%", "[q1-q3]");
 
     int nsizes = 0;
     for (size_t t = min_bytes; t <= max_bytes; t *= 4)

@@ -21,12 +21,22 @@
  *   blk_avx512_nt   64-byte loads, streaming stores of whole 64-byte lines
  *   blk_avx2_pf     blk_avx2 plus software prefetch of the strided side, --pf-ahead bytes
  *                   ahead: the hardware prefetchers learn a stream anew at every block
+ *   blk_avx2_nt_pf, blk_avx512_nt_pf   the streaming loops with that prefetch
+ *   blk_avx2_pfn, blk_avx2_nt_pfn, blk_avx512_nt_pfn   pack only: before each block, prefetch
+ *                   the first --pf-next bytes of the next block (what gcomm does from 8 MiB)
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
- * gcomm_unpack of the same type. After the timed runs every loop's output is compared byte for
- * byte with the reference (pack: the packed stream and the guard after it; unpack: every block
- * and every byte between and after the blocks, which must keep their sentinel). Exit status 1 when
- * a check fails. --repeat R repeats the whole sweep (new buffers each time) and prints, per row,
- * the median and the range over the R runs of each loop's percentage of memcpy. */
+ * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
+ * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
+ * and the guard after it; unpack: every block and every byte between and after the blocks, which
+ * must keep their sentinel). Exit status 1 when a check fails.
+ *
+ * Every sample follows at least --warm-calls untimed calls of the same loop (up to 50 ms), so
+ * that each loop is timed from the cache state it leaves itself, whatever ran before it: near the
+ * L3 size a pack with streaming stores needs about 10 calls to get there after a memcpy. The
+ * percentages are medians of the per-round ratios memcpy time / loop time (bench_util.h), which
+ * a change of the machine's memory bandwidth during the measurement moves less than the ratio of
+ * two medians; the CSV has their quartiles. --repeat R repeats the whole sweep (new buffers each
+ * time) and prints, per row, the median and the range over the R runs of each percentage. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -125,6 +135,8 @@ typedef struct {
     unsigned char *dst; /* typed output of unpack */
     unsigned char *ref; /* the reference packed stream */
     size_t pf_ahead;    /* prefetch distance of the _pf loops, packed bytes */
+    int pf_hint;        /* locality of the reading prefetches: 0 nta, 1 t2, 2 t1, 3 t0 */
+    size_t pf_next;     /* bytes of the next block the _pfn loops prefetch */
 } bufs_t;
 
 /* ---- the per-block copy kernels ------------------------------------------------------------ */
@@ -288,14 +300,22 @@ INLINE void pf_start(pf_t *f, const geom_t *g, const char *typed)
     f->pos = 0;
 }
 
-/* Prefetches lines until the cursor is `upto` packed bytes into the stream. */
-INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_t upto, int write)
+/* Prefetches lines until the cursor is `upto` packed bytes into the stream. write: prefetchw;
+ * else the locality hint (0 prefetchnta ... 3 prefetcht0). */
+INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_t upto, int write,
+                              int hint)
 {
     while (f->pos < upto && f->j < g->nblocks) {
         if (write)
             __builtin_prefetch((const void *)f->line, 1, 3);
-        else
+        else if (hint == 3)
             __builtin_prefetch((const void *)f->line, 0, 3);
+        else if (hint == 2)
+            __builtin_prefetch((const void *)f->line, 0, 2);
+        else if (hint == 1)
+            __builtin_prefetch((const void *)f->line, 0, 1);
+        else
+            __builtin_prefetch((const void *)f->line, 0, 0);
         f->line += 64;
         f->pos += 64;
         if (f->line >= f->end) { /* next block */
@@ -338,9 +358,16 @@ INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_
         return 0;                                                                           \
     }
 
-/* The prefetching loops copy in chunks of PF_CHUNK bytes so that prefetches are issued while a
- * long block (lower_tri rows reach 64 KiB) is copied, not all before it. */
+/* The prefetching loops copy in chunks of at most PF_CHUNK bytes so that prefetches are issued
+ * while a long block (lower_tri rows reach 64 KiB) is copied, not all before it. Chunks end on a
+ * 64-byte line of the destination, so that the streaming kernels never write one line partly in
+ * two chunks (with ordinary stores in both). */
 #define PF_CHUNK 1024
+INLINE size_t pf_chunk(const char *dst, size_t left)
+{
+    size_t lim = PF_CHUNK - ((uintptr_t)dst & 63);
+    return left < lim ? left : lim;
+}
 #define DEFINE_PF_LOOPS(NAME, ATTR, COPY, FENCE)                                              \
     ATTR static int op_##NAME##_pack(void *arg)                                             \
     {                                                                                       \
@@ -352,9 +379,9 @@ INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_
         pf_t f;                                                                             \
         pf_start(&f, g, typed);                                                             \
         for (size_t i = 0; i < g->nblocks; i++, t += g->stride, len += g->inc) {            \
-            for (size_t o = 0; o < len; o += PF_CHUNK) {                                    \
-                size_t n = len - o < PF_CHUNK ? len - o : PF_CHUNK;                         \
-                pf_until(&f, g, typed, pos + n + b->pf_ahead, 0);                           \
+            for (size_t o = 0, n; o < len; o += n) {                                        \
+                n = pf_chunk(p + pos, len - o);                                             \
+                pf_until(&f, g, typed, pos + n + b->pf_ahead, 0, b->pf_hint);               \
                 COPY(p + pos, t + o, n);                                                    \
                 pos += n;                                                                   \
             }                                                                               \
@@ -372,13 +399,51 @@ INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_
         pf_t f;                                                                             \
         pf_start(&f, g, typed);                                                             \
         for (size_t i = 0; i < g->nblocks; i++, t += g->stride, len += g->inc) {            \
-            for (size_t o = 0; o < len; o += PF_CHUNK) {                                    \
-                size_t n = len - o < PF_CHUNK ? len - o : PF_CHUNK;                         \
-                pf_until(&f, g, typed, pos + n + b->pf_ahead, 1);                           \
+            for (size_t o = 0, n; o < len; o += n) {                                        \
+                n = pf_chunk(t + o, len - o);                                               \
+                pf_until(&f, g, typed, pos + n + b->pf_ahead, 1, 3);                        \
                 COPY(t + o, p + pos, n);                                                    \
                 pos += n;                                                                   \
             }                                                                               \
         }                                                                                   \
+        FENCE;                                                                              \
+        return 0;                                                                           \
+    }
+
+/* The _pfn loops (pack only): before copying block i, prefetch (prefetcht0) the first pf_next
+ * bytes of block i + 1, so that its first lines are on their way while block i is copied: the
+ * hardware prefetchers start over at every block and would fetch them on demand. Unpack is the
+ * plain loop (its strided side is written, not read). */
+INLINE TGT_AVX2 void pf_block(const char *s, size_t n)
+{
+    for (size_t o = 0; o < n; o += 64)
+        _mm_prefetch(s + o, _MM_HINT_T0);
+}
+#define DEFINE_PFN_LOOPS(NAME, ATTR, COPY, FENCE)                                             \
+    ATTR static int op_##NAME##_pack(void *arg)                                             \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        const char *t = (const char *)b->src;                                               \
+        char *p = (char *)b->out;                                                           \
+        size_t len = g->len0;                                                               \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc) {  \
+            if (i + 1 < g->nblocks)                                                         \
+                pf_block(t + g->stride, len + g->inc < b->pf_next ? len + g->inc : b->pf_next); \
+            COPY(p, t, len);                                                                \
+        }                                                                                   \
+        FENCE;                                                                              \
+        return 0;                                                                           \
+    }                                                                                       \
+    ATTR static int op_##NAME##_unpack(void *arg)                                           \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        char *t = (char *)b->dst;                                                           \
+        const char *p = (const char *)b->out;                                               \
+        size_t len = g->len0;                                                               \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc)    \
+            COPY(t, p, len);                                                                \
         FENCE;                                                                              \
         return 0;                                                                           \
     }
@@ -393,6 +458,148 @@ DEFINE_LOOPS(blk_avx2_nt, TGT_AVX2, cp_avx2_nt, SFENCE)
 DEFINE_LOOPS(blk_avx512, TGT_AVX512, cp_avx512, NO_FENCE)
 DEFINE_LOOPS(blk_avx512_nt, TGT_AVX512, cp_avx512_nt, SFENCE)
 DEFINE_PF_LOOPS(blk_avx2_pf, TGT_AVX2, cp_avx2, NO_FENCE)
+DEFINE_PF_LOOPS(blk_avx2_nt_pf, TGT_AVX2, cp_avx2_nt, SFENCE)
+DEFINE_PF_LOOPS(blk_avx512_nt_pf, TGT_AVX512, cp_avx512_nt, SFENCE)
+DEFINE_PFN_LOOPS(blk_avx2_pfn, TGT_AVX2, cp_avx2, NO_FENCE)
+DEFINE_PFN_LOOPS(blk_avx2_nt_pfn, TGT_AVX2, cp_avx2_nt, SFENCE)
+DEFINE_PFN_LOOPS(blk_avx512_nt_pfn, TGT_AVX512, cp_avx512_nt, SFENCE)
+
+/* ---- bounds: each half of the copy alone -------------------------------------------------------
+ * rd_only loads exactly the bytes the operation reads, block by block in the same order (32-byte
+ * loads), and writes nothing; rd_only_desc the same, each block from its end; wr_only writes
+ * exactly the bytes the operation writes, block by block, as blk_avx2_nt does (streaming stores
+ * of whole lines, ordinary ones for the partial lines at the ends), and reads nothing. A loop
+ * that copies the blocks has to do both, over the same memory system, so its time is at least
+ * the longer of the two. Their output is not checked (there is none, or it is a constant). */
+static volatile uint64_t bound_sink;
+
+INLINE TGT_AVX2 __m256i rd_block(const char *s, size_t n, __m256i acc)
+{
+    size_t i = 0;
+    if (n >= 32) {
+        __m256i a = acc, b = _mm256_setzero_si256(), c = b, e = b;
+        for (; i + 128 <= n; i += 128) {
+            a = _mm256_xor_si256(a, _mm256_loadu_si256((const __m256i *)(s + i)));
+            b = _mm256_xor_si256(b, _mm256_loadu_si256((const __m256i *)(s + i + 32)));
+            c = _mm256_xor_si256(c, _mm256_loadu_si256((const __m256i *)(s + i + 64)));
+            e = _mm256_xor_si256(e, _mm256_loadu_si256((const __m256i *)(s + i + 96)));
+        }
+        for (; i + 32 <= n; i += 32)
+            a = _mm256_xor_si256(a, _mm256_loadu_si256((const __m256i *)(s + i)));
+        if (i < n)
+            b = _mm256_xor_si256(b, _mm256_loadu_si256((const __m256i *)(s + n - 32)));
+        return _mm256_xor_si256(_mm256_xor_si256(a, b), _mm256_xor_si256(c, e));
+    }
+    uint64_t w = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        w ^= x;
+    }
+    for (; i < n; i++)
+        w ^= (unsigned char)s[i];
+    return _mm256_xor_si256(acc, _mm256_set1_epi64x((long long)w));
+}
+
+INLINE TGT_AVX2 __m256i rd_block_desc(const char *s, size_t n, __m256i acc)
+{
+    if (n < 128)
+        return rd_block(s, n, acc);
+    __m256i a = acc, b = _mm256_setzero_si256(), c = b, e = b;
+    size_t i = n;
+    for (; i >= 128; i -= 128) {
+        a = _mm256_xor_si256(a, _mm256_loadu_si256((const __m256i *)(s + i - 32)));
+        b = _mm256_xor_si256(b, _mm256_loadu_si256((const __m256i *)(s + i - 64)));
+        c = _mm256_xor_si256(c, _mm256_loadu_si256((const __m256i *)(s + i - 96)));
+        e = _mm256_xor_si256(e, _mm256_loadu_si256((const __m256i *)(s + i - 128)));
+    }
+    a = rd_block(s, i, a);
+    return _mm256_xor_si256(_mm256_xor_si256(a, b), _mm256_xor_si256(c, e));
+}
+
+INLINE TGT_AVX2 void bound_sink_set(__m256i acc)
+{
+    bound_sink = (uint64_t)_mm256_extract_epi64(acc, 0) ^ (uint64_t)_mm256_extract_epi64(acc, 3);
+}
+
+/* Writes n bytes of the pattern v at d as cp_avx2_nt writes a block. */
+INLINE TGT_AVX2 void wr_small(char *d, size_t n, __m256i v)
+{
+    unsigned char tmp[32];
+    _mm256_storeu_si256((__m256i *)tmp, v);
+    for (size_t i = 0; i < n; i += 32)
+        memcpy(d + i, tmp, n - i < 32 ? n - i : 32);
+}
+
+INLINE TGT_AVX2 void wr_block_nt(char *d, size_t n, __m256i v)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (n < head + 64) {
+        wr_small(d, n, v);
+        return;
+    }
+    wr_small(d, head, v);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        _mm256_stream_si256((__m256i *)(d + i), v);
+        _mm256_stream_si256((__m256i *)(d + i + 32), v);
+    }
+    wr_small(d + i, n - i, v);
+}
+
+#define DEFINE_RD_LOOPS(NAME, RD)                                                             \
+    TGT_AVX2 static int op_##NAME##_pack(void *arg)                                         \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        const char *t = (const char *)b->src;                                               \
+        size_t len = g->len0;                                                               \
+        __m256i acc = _mm256_setzero_si256();                                               \
+        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, len += g->inc)              \
+            acc = RD(t, len, acc);                                                          \
+        bound_sink_set(acc);                                                                \
+        return 0;                                                                           \
+    }                                                                                       \
+    TGT_AVX2 static int op_##NAME##_unpack(void *arg)                                       \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        const char *p = (const char *)b->out;                                               \
+        size_t len = g->len0;                                                               \
+        __m256i acc = _mm256_setzero_si256();                                               \
+        for (size_t i = 0; i < g->nblocks; i++, p += len, len += g->inc)                    \
+            acc = RD(p, len, acc);                                                          \
+        bound_sink_set(acc);                                                                \
+        return 0;                                                                           \
+    }
+DEFINE_RD_LOOPS(rd_only, rd_block)
+DEFINE_RD_LOOPS(rd_only_desc, rd_block_desc)
+
+TGT_AVX2 static int op_wr_only_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    char *p = (char *)b->out;
+    size_t len = g->len0;
+    __m256i v = _mm256_set1_epi8(0x5a);
+    for (size_t i = 0; i < g->nblocks; i++, p += len, len += g->inc)
+        wr_block_nt(p, len, v);
+    _mm_sfence();
+    return 0;
+}
+
+TGT_AVX2 static int op_wr_only_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    char *t = (char *)b->dst;
+    size_t len = g->len0;
+    __m256i v = _mm256_set1_epi8(0x5a);
+    for (size_t i = 0; i < g->nblocks; i++, t += g->stride, len += g->inc)
+        wr_block_nt(t, len, v);
+    _mm_sfence();
+    return 0;
+}
 #endif
 
 /* The ceiling: one memcpy of the packed byte count, in the operation's direction. */
@@ -431,20 +638,29 @@ typedef struct {
     int (*pack)(void *);
     int (*unpack)(void *);
     const char *needs; /* CPU feature for __builtin_cpu_supports, or NULL */
+    int bound;         /* a bound (half of a copy): no output to check */
 } variant_t;
 
 /* memcpy first: every percentage is against it. */
 static const variant_t variants[] = {
-    {"memcpy", op_memcpy_pack, op_memcpy_unpack, NULL},
-    {"gcomm", op_gcomm_pack, op_gcomm_unpack, NULL},
-    {"blk_memcpy", op_blk_memcpy_pack, op_blk_memcpy_unpack, NULL},
+    {"memcpy", op_memcpy_pack, op_memcpy_unpack, NULL, 0},
+    {"gcomm", op_gcomm_pack, op_gcomm_unpack, NULL, 0},
+    {"blk_memcpy", op_blk_memcpy_pack, op_blk_memcpy_unpack, NULL, 0},
 #if CEIL_X86
-    {"blk_movsb", op_blk_movsb_pack, op_blk_movsb_unpack, NULL},
-    {"blk_avx2", op_blk_avx2_pack, op_blk_avx2_unpack, "avx2"},
-    {"blk_avx2_nt", op_blk_avx2_nt_pack, op_blk_avx2_nt_unpack, "avx2"},
-    {"blk_avx512", op_blk_avx512_pack, op_blk_avx512_unpack, "avx512f"},
-    {"blk_avx512_nt", op_blk_avx512_nt_pack, op_blk_avx512_nt_unpack, "avx512f"},
-    {"blk_avx2_pf", op_blk_avx2_pf_pack, op_blk_avx2_pf_unpack, "avx2"},
+    {"blk_movsb", op_blk_movsb_pack, op_blk_movsb_unpack, NULL, 0},
+    {"blk_avx2", op_blk_avx2_pack, op_blk_avx2_unpack, "avx2", 0},
+    {"blk_avx2_nt", op_blk_avx2_nt_pack, op_blk_avx2_nt_unpack, "avx2", 0},
+    {"blk_avx512", op_blk_avx512_pack, op_blk_avx512_unpack, "avx512f", 0},
+    {"blk_avx512_nt", op_blk_avx512_nt_pack, op_blk_avx512_nt_unpack, "avx512f", 0},
+    {"blk_avx2_pf", op_blk_avx2_pf_pack, op_blk_avx2_pf_unpack, "avx2", 0},
+    {"blk_avx2_nt_pf", op_blk_avx2_nt_pf_pack, op_blk_avx2_nt_pf_unpack, "avx2", 0},
+    {"blk_avx512_nt_pf", op_blk_avx512_nt_pf_pack, op_blk_avx512_nt_pf_unpack, "avx512f", 0},
+    {"blk_avx2_pfn", op_blk_avx2_pfn_pack, op_blk_avx2_pfn_unpack, "avx2", 0},
+    {"blk_avx2_nt_pfn", op_blk_avx2_nt_pfn_pack, op_blk_avx2_nt_pfn_unpack, "avx2", 0},
+    {"blk_avx512_nt_pfn", op_blk_avx512_nt_pfn_pack, op_blk_avx512_nt_pfn_unpack, "avx512f", 0},
+    {"rd_only", op_rd_only_pack, op_rd_only_unpack, "avx2", 1},
+    {"rd_only_desc", op_rd_only_desc_pack, op_rd_only_desc_unpack, "avx2", 1},
+    {"wr_only", op_wr_only_pack, op_wr_only_unpack, "avx2", 1},
 #endif
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
@@ -536,7 +752,9 @@ typedef struct {
     const char *shape;
     size_t bytes;
     int unpack;
-    double s[NVARIANTS]; /* median seconds per call; 0: not run */
+    double s[NVARIANTS];   /* median seconds per call; 0: not run */
+    double pct[NVARIANTS]; /* % of memcpy: median of the per-round paired ratios */
+    double p25[NVARIANTS], p75[NVARIANTS]; /* their quartiles */
 } row_t;
 
 static void usage(FILE *f)
@@ -544,7 +762,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_pack_cpu_ceiling [--csv FILE] [--min-bytes N] [--max-bytes N]\n"
             "                              [--shapes a,b] [--repeat R] [--min-time S]\n"
-            "                              [--pf-ahead BYTES] [--quick]\n"
+            "                              [--pf-ahead BYTES] [--pf-hint H] [--loops a,b]\n"
+            "                              [--warm-calls N] [--quick]\n"
             "  --csv FILE       CSV output, one line per (run, shape, size, op, loop)\n"
             "  --min-bytes N    smallest packed size (default 1K); sizes go up by 4x\n"
             "  --max-bytes N    largest packed size (default 256M; K/M/G suffixes)\n"
@@ -553,6 +772,11 @@ static void usage(FILE *f)
             "                   table: median and range over the runs of each %% of memcpy\n"
             "  --min-time S     timed seconds per loop and measurement (default 0.2)\n"
             "  --pf-ahead B     prefetch distance of the _pf loops in packed bytes (default 4096)\n"
+            "  --pf-hint H      locality of their reading prefetches: nta, t2, t1, t0 (default t0)\n"
+            "  --pf-next B      bytes of the next block the _pfn loops prefetch (default 2048)\n"
+            "  --loops LIST     loops to time besides memcpy (default all)\n"
+            "  --warm-calls N   untimed calls before every sample, at least (as far as they take\n"
+            "                   <= 50 ms; default 10)\n"
             "  --quick          smoke run: up to 1M, 0.02 s per measurement\n"
             "loops:");
     for (int v = 0; v < NVARIANTS; v++)
@@ -577,7 +801,7 @@ static void print_row(FILE *tab, const row_t *r)
     for (int v = 1; v < NVARIANTS; v++) {
         int w = (int)(strlen(variants[v].name) > 6 ? strlen(variants[v].name) : 6);
         if (r->s[v] > 0.0)
-            fprintf(tab, " %*.1f", w, 100.0 * r->s[0] / r->s[v]);
+            fprintf(tab, " %*.1f", w, r->pct[v]);
         else
             fprintf(tab, " %*s", w, "n/a");
     }
@@ -587,13 +811,22 @@ static void print_row(FILE *tab, const row_t *r)
 
 /* Builds, times and checks one (shape, size) in both directions; appends up to two rows.
  * Returns the number of failed checks, -1 on error, -2 when the shape has no such size. */
-static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, size_t pf_ahead,
-                   int run, FILE *csv, FILE *tab, row_t *rows, int *nrows)
+typedef struct {
+    bench_opts_t opts;
+    size_t pf_ahead;
+    int pf_hint;
+    size_t pf_next;
+    const char *loops; /* names of the loops to time besides memcpy; NULL: all */
+} settings_t;
+
+static int run_one(const shape_t *sh, size_t target, const settings_t *set, int run, FILE *csv,
+                   FILE *tab, row_t *rows, int *nrows)
 {
     geom_t g;
     if (sh->geom(target, &g) != 0)
         return -2;
-    bufs_t b = {.g = &g, .type = GCOMM_DATATYPE_NULL, .pf_ahead = pf_ahead};
+    bufs_t b = {.g = &g, .type = GCOMM_DATATYPE_NULL, .pf_ahead = set->pf_ahead,
+                .pf_hint = set->pf_hint, .pf_next = set->pf_next};
     int rc = 0, bad = 0;
     if (sh->type(&g, &b.type) != GCOMM_SUCCESS || gcomm_type_commit(&b.type) != GCOMM_SUCCESS) {
         fprintf(stderr, "%s %zu: gcomm type: %s\n", sh->name, g.packed, gcomm_last_error_detail());
@@ -618,7 +851,8 @@ static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, s
         bench_op_t ops[NVARIANTS];
         int idx[NVARIANTS], nops = 0;
         for (int v = 0; v < NVARIANTS; v++) {
-            if (!variant_usable(&variants[v]))
+            if (!variant_usable(&variants[v]) ||
+                (v != 0 && !bench_list_has(set->loops, variants[v].name)))
                 continue;
             ops[nops] = (bench_op_t){variants[v].name, dir ? variants[v].unpack : variants[v].pack,
                                      NULL, &b};
@@ -627,25 +861,29 @@ static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, s
         if (dir) /* unpack reads the reference stream */
             memcpy(b.out, b.ref, g.packed);
         bench_result_t res[NVARIANTS];
-        if (bench_measure(ops, nops, opts, res) != 0) {
+        if (bench_measure(ops, nops, &set->opts, res) != 0) {
             fprintf(stderr, "%s %zu: %s failed: %s\n", sh->name, g.packed, dir ? "unpack" : "pack",
                     gcomm_last_error_detail());
             rc = -1;
             goto out;
         }
         row_t *r = &rows[(*nrows)++];
-        *r = (row_t){sh->name, g.packed, dir, {0}};
+        *r = (row_t){sh->name, g.packed, dir, {0}, {0}, {0}, {0}};
         for (int k = 0; k < nops; k++) {
             r->s[idx[k]] = res[k].median_s;
+            r->pct[idx[k]] = 100.0 * res[k].ratio_median; /* ops[0] is memcpy */
+            r->p25[idx[k]] = 100.0 * res[k].ratio_p25;
+            r->p75[idx[k]] = 100.0 * res[k].ratio_p75;
             /* each loop once more on fresh sentinels, then its output is checked (not the
              * ceiling: it copies contiguous bytes, not the type) */
-            if (idx[k] != 0 && check_op(sh->name, dir, &ops[k], &b) != 0)
+            if (idx[k] != 0 && !variants[idx[k]].bound && check_op(sh->name, dir, &ops[k], &b) != 0)
                 bad++;
             if (csv)
-                fprintf(csv, "%d,%s,%zu,%s,%s,%.6e,%.6e,%.6e,%ld,%.4f,%.4f\n", run, sh->name,
-                        g.packed, dir ? "unpack" : "pack", ops[k].name, res[k].median_s,
-                        res[k].min_s, res[k].max_s, res[k].samples,
-                        bench_gbps(g.packed, res[k].median_s), r->s[0] / res[k].median_s);
+                fprintf(csv, "%d,%s,%zu,%s,%s,%.6e,%.6e,%.6e,%ld,%.4f,%.4f,%.4f,%.4f,%ld\n", run,
+                        sh->name, g.packed, dir ? "unpack" : "pack", ops[k].name,
+                        res[k].median_s, res[k].min_s, res[k].max_s, res[k].samples,
+                        bench_gbps(g.packed, res[k].median_s), res[k].ratio_median,
+                        res[k].ratio_p25, res[k].ratio_p75, res[k].ratio_pairs);
         }
         if (csv)
             fflush(csv);
@@ -684,7 +922,7 @@ static void print_summary(FILE *tab, const row_t *rows, int nper, int nruns)
                 continue;
             }
             for (int x = 0; x < nruns; x++)
-                v[x] = 100.0 * rows[x * nper + k].s[0] / rows[x * nper + k].s[c];
+                v[x] = rows[x * nper + k].pct[c];
             double med = bench_median(v, (size_t)nruns); /* sorts: v[0] min, v[n-1] max */
             char cell[48];
             snprintf(cell, sizeof cell, "%.0f[%.0f-%.0f]", med, v[0], v[nruns - 1]);
@@ -698,9 +936,10 @@ static void print_summary(FILE *tab, const row_t *rows, int nper, int nruns)
 int main(int argc, char **argv)
 {
     const char *csv_path = NULL, *shape_list = NULL;
-    size_t max_bytes = (size_t)256 << 20, min_bytes = 1024, pf_ahead = 4096;
-    int quick = 0, repeat = 1;
+    size_t max_bytes = (size_t)256 << 20, min_bytes = 1024;
+    int quick = 0, repeat = 1, warm_calls = 10;
     double min_time = -1.0;
+    settings_t set = {.pf_ahead = 4096, .pf_hint = 3, .pf_next = 2048, .loops = NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quick") == 0) {
@@ -713,7 +952,20 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--min-bytes") == 0 && v && bench_parse_size(v, &min_bytes) == 0 &&
                    min_bytes > 0) {
             i++;
-        } else if (strcmp(a, "--pf-ahead") == 0 && v && bench_parse_size(v, &pf_ahead) == 0) {
+        } else if (strcmp(a, "--pf-ahead") == 0 && v && bench_parse_size(v, &set.pf_ahead) == 0) {
+            i++;
+        } else if (strcmp(a, "--pf-hint") == 0 && v &&
+                   (strcmp(v, "nta") == 0 || strcmp(v, "t2") == 0 || strcmp(v, "t1") == 0 ||
+                    strcmp(v, "t0") == 0)) {
+            set.pf_hint = v[1] == 'n' ? 0 : 3 - (v[1] - '0');
+            i++;
+        } else if (strcmp(a, "--pf-next") == 0 && v && bench_parse_size(v, &set.pf_next) == 0) {
+            i++;
+        } else if (strcmp(a, "--loops") == 0 && v) {
+            set.loops = v;
+            i++;
+        } else if (strcmp(a, "--warm-calls") == 0 && v && atoi(v) >= 0) {
+            warm_calls = atoi(v);
             i++;
         } else if (strcmp(a, "--min-time") == 0 && v) {
             min_time = atof(v);
@@ -735,16 +987,36 @@ int main(int argc, char **argv)
     }
     if (quick && max_bytes > ((size_t)1 << 20))
         max_bytes = (size_t)1 << 20;
+    if (set.loops) {
+        for (const char *p = set.loops; *p;) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            int found = 0;
+            for (int v = 1; v < NVARIANTS; v++)
+                found |= strlen(variants[v].name) == l && strncmp(p, variants[v].name, l) == 0;
+            if (!found) {
+                fprintf(stderr, "bench_pack_cpu_ceiling: unknown loop '%.*s'\n", (int)l, p);
+                usage(stderr);
+                return 2;
+            }
+            p += l + (e ? 1 : 0);
+        }
+    }
     bench_opts_t opts = BENCH_OPTS_DEFAULT;
     opts.min_time_s = min_time >= 0.0 ? min_time : quick ? 0.02 : 0.2;
+    opts.warm_calls = quick ? 1 : warm_calls;
+    opts.warm_max_s = 0.05;
+    opts.ratio_ref = 0; /* memcpy */
     if (quick)
         opts.max_time_s = 2.0;
+    set.opts = opts;
 
     FILE *tab = stdout, *csv = NULL;
     if (csv_path) {
         static const char *const cols[] = {"run",   "shape", "bytes",   "op",
                                            "loop",  "median_s", "min_s", "max_s",
-                                           "samples", "GBps", "frac_of_memcpy"};
+                                           "samples", "GBps", "frac_of_memcpy",
+                                           "frac_p25", "frac_p75", "pairs"};
         csv = bench_csv_open(csv_path, cols, (int)(sizeof cols / sizeof cols[0]));
         if (!csv) {
             perror(csv_path);
@@ -752,9 +1024,11 @@ int main(int argc, char **argv)
         }
     }
     bench_print_environment(tab, argc, argv);
-    fprintf(tab, "# median of >= %d samples and >= %.2f s per loop; memcpy in GB/s (packed bytes),"
-                 " every other column in %% of memcpy; prefetch distance %zu bytes\n",
-            opts.min_runs, opts.min_time_s, pf_ahead);
+    fprintf(tab, "# median of >= %d samples and >= %.2f s per loop, >= %d untimed calls before each;"
+                 " memcpy in GB/s (packed bytes), every other column in %% of memcpy (median of the"
+                 " per-round ratios); prefetch %zu bytes ahead, hint %s\n",
+            opts.min_runs, opts.min_time_s, opts.warm_calls, set.pf_ahead,
+            (const char *[]){"nta", "t2", "t1", "t0"}[set.pf_hint]);
 
     int nsizes = 0;
     for (size_t t = min_bytes; t <= max_bytes; t *= 4)
@@ -771,7 +1045,7 @@ int main(int argc, char **argv)
             if (!bench_list_has(shape_list, shapes[s].name))
                 continue;
             for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
-                int rc = run_one(&shapes[s], t, &opts, pf_ahead, run, csv, tab, rows, &nrows);
+                int rc = run_one(&shapes[s], t, &set, run, csv, tab, rows, &nrows);
                 if (rc == -1)
                     errors++;
                 else if (rc > 0)

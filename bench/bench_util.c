@@ -61,8 +61,9 @@ static double op_time(const bench_op_t *op, long reps, int *clean)
 }
 
 /* Calls per sample so that one sample lasts about batch_s. Doubles reps until a batch takes at
- * least half of batch_s (these batches are warm-up too), then scales. */
-static long op_calibrate(const bench_op_t *op, double batch_s)
+ * least half of batch_s (these batches are warm-up too), then scales. *call_s: seconds per call
+ * in the last batch. */
+static long op_calibrate(const bench_op_t *op, double batch_s, double *call_s)
 {
     long reps = 1;
     int clean;
@@ -71,6 +72,7 @@ static long op_calibrate(const bench_op_t *op, double batch_s)
         if (t < 0.0)
             return -1;
         if (t >= 0.5 * batch_s || reps >= (1L << 30)) {
+            *call_s = t / (double)reps;
             long r = (long)((double)reps * batch_s / (t > 0.0 ? t : 1e-9));
             return r < 1 ? 1 : r;
         }
@@ -122,8 +124,9 @@ int bench_measure(const bench_op_t *ops, int nops, const bench_opts_t *opts,
         return -1;
     int rc = 0, clean;
     for (int i = 0; i < nops && rc == 0; i++) {
+        double call_s = 0.0;
         if (op_time(&ops[i], o.warmup, &clean) < 0.0 ||
-            (st[i].reps = op_calibrate(&ops[i], o.batch_s)) < 0) {
+            (st[i].reps = op_calibrate(&ops[i], o.batch_s, &call_s)) < 0) {
             fprintf(stderr, "bench: operation '%s' failed\n", ops[i].name);
             rc = -1;
         }
@@ -132,6 +135,11 @@ int bench_measure(const bench_op_t *ops, int nops, const bench_opts_t *opts,
             if (st[i].warm_reps < 1)
                 st[i].warm_reps = 1;
         }
+        long calls = o.warm_calls;
+        if (o.warm_max_s > 0.0 && call_s > 0.0 && (double)calls * call_s > o.warm_max_s)
+            calls = (long)(o.warm_max_s / call_s);
+        if (st[i].warm_reps < calls)
+            st[i].warm_reps = calls;
     }
     int left = rc == 0 ? nops : 0;
     int order[64];
@@ -182,6 +190,36 @@ int bench_measure(const bench_op_t *ops, int nops, const bench_opts_t *opts,
             }
         }
     }
+    /* Paired ratios against the reference operation. Every operation takes one sample per round
+     * until it is done, so sample k of any operation is from round k. */
+    int ref = o.ratio_ref >= 0 && o.ratio_ref < nops ? o.ratio_ref : 0;
+    double *ratios = NULL;
+    if (rc == 0) {
+        long most = 0;
+        for (int i = 0; i < nops; i++)
+            most = st[i].n > most ? st[i].n : most;
+        ratios = malloc((size_t)(most ? most : 1) * sizeof *ratios);
+        if (!ratios)
+            rc = -1;
+    }
+    for (int i = 0; i < nops && rc == 0; i++) {
+        const op_state_t *r = &st[ref], *s = &st[i];
+        long m = 0;
+        for (long k = 0; k < s->n && k < r->n; k++)
+            if (s->clean[k] && r->clean[k] && s->v[k] > 0.0 && r->v[k] > 0.0)
+                ratios[m++] = r->v[k] / s->v[k];
+        /* an odd count (the last pair dropped) and quartiles by rank, the same number of ranks
+         * from either end: then the figures of the inverse ratios are exactly the inverses */
+        if (m > 1 && m % 2 == 0)
+            m--;
+        bench_result_t *res = &results[i];
+        res->ratio_pairs = m;
+        res->ratio_median = bench_median(ratios, (size_t)m); /* sorts */
+        long q = (m - 1) / 4;
+        res->ratio_p25 = m ? ratios[q] : 0.0;
+        res->ratio_p75 = m ? ratios[m - 1 - q] : 0.0;
+    }
+    free(ratios);
     for (int i = 0; i < nops; i++) {
         op_state_t *s = &st[i];
         if (rc == 0) {

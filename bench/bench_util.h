@@ -10,7 +10,12 @@
  * (warm_s): near the L3 size a pack needs 5 to 8 calls to win its working set back from what
  * ran before (a 4 MiB memcpy slowed the next MPI_Pack of a 4 MiB subarray from 36 to 24 GB/s),
  * and in a fixed order the operation always timed right after memcpy lost up to 40% against an
- * identical one.
+ * identical one. Near the last-level cache size 1 ms is only one or two calls, too few (a 16 MiB
+ * pack with streaming stores needs about 10 calls to get its source back into the L3 after a
+ * memcpy): warm_calls sets a minimum number of calls. Besides each operation's median, the
+ * ratios of its samples to the reference operation's sample of the same round are summarised
+ * (median and quartiles): a machine whose memory bandwidth moves during the measurement moves
+ * both samples of a round alike.
  *
  * A host-timed sample during which the thread was not on a CPU for >= 95% of the wall time (a
  * neighbour took the core) is discarded and replaced by another one; when fewer than 3 clean
@@ -49,9 +54,16 @@ typedef struct {
     double warm_s;     /* untimed calls for about this long (at least one) before every sample,
                           so that it starts from the caches as the operation itself leaves them,
                           not as the operation timed before it did; 0: none (default 1 ms) */
+    int warm_calls;    /* and at least this many untimed calls before every sample, as far as
+                          they take at most warm_max_s (default 0 calls): near the last-level
+                          cache size an operation needs several calls, not 1 ms, to win its
+                          working set back (a 16 MiB pack with streaming stores after a memcpy:
+                          about 10 calls, 7 ms) */
+    double warm_max_s; /* cap on the time of those warm_calls; 0: none (default 0) */
+    int ratio_ref;     /* the operation the per-round ratios are relative to (default 0) */
 } bench_opts_t;
 
-#define BENCH_OPTS_DEFAULT {0.2, 5, 1e-3, 1, 10.0, 1e-3}
+#define BENCH_OPTS_DEFAULT {0.2, 5, 1e-3, 1, 10.0, 1e-3, 0, 0.0, 0}
 
 typedef struct {
     double median_s; /* seconds per call, median over samples */
@@ -60,6 +72,15 @@ typedef struct {
     long samples;    /* number of samples the median is over */
     long discarded;  /* samples dropped because the thread was descheduled during them */
     long reps;       /* calls per sample */
+    /* Paired ratios: in every round where both this operation's and the reference operation's
+     * (opts.ratio_ref) samples are clean, reference time / this time (> 1: this one is faster);
+     * their median and quartiles, over an odd number of rounds and by rank (so 1 / ratio_median
+     * is exactly the median of the inverse ratios, 1 / ratio_p75 their first quartile; with fewer
+     * than 5 pairs the "quartiles" are the extremes). Samples of one round are
+     * taken close together, so a change of the machine's speed during the measurement (a
+     * neighbour's memory traffic) moves both. 0 when no round has both samples clean. */
+    double ratio_median, ratio_p25, ratio_p75;
+    long ratio_pairs; /* rounds the ratios are over */
 } bench_result_t;
 
 /* Times nops operations in interleaved rounds. Returns 0, or -1 when an operation failed (its
