@@ -391,6 +391,59 @@ GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs
     gcomm_finish(&ctx);
 }
 
+/* Host side of the typed test (every driver): the types of body_typed, their handles for one
+ * device (or GCOMM_DEVICE_HOST) in the order the bodies take them (col, dbl, rev, row), what each
+ * error mode of body_typed_bad must return, and how many bytes of a rank's area an erroneous
+ * call wrote (the area is poisoned with 0xA5 before). */
+typedef struct {
+    gcomm_datatype col, rev, row;
+} typed_types_t;
+
+static inline int typed_types_make(typed_types_t *t)
+{
+    int rc;
+    if ((rc = gcomm_type_vector(TR, 1, TC, GCOMM_DOUBLE, &t->col)) ||
+        (rc = gcomm_type_commit(&t->col)) ||
+        (rc = gcomm_type_hvector(TR, 1, -8, GCOMM_DOUBLE, &t->rev)) ||
+        (rc = gcomm_type_commit(&t->rev)) ||
+        (rc = gcomm_type_contiguous(TC - 2, GCOMM_DOUBLE, &t->row)) ||
+        (rc = gcomm_type_commit(&t->row)))
+        return rc;
+    return GCOMM_SUCCESS;
+}
+
+static inline int typed_handles(const typed_types_t *t, int device, gcomm_device_type_t h[4])
+{
+    int rc;
+    if ((rc = gcomm_type_device(t->col, device, &h[0])) ||
+        (rc = gcomm_type_device(GCOMM_DOUBLE, device, &h[1])) ||
+        (rc = gcomm_type_device(t->rev, device, &h[2])) ||
+        (rc = gcomm_type_device(t->row, device, &h[3])))
+        return rc;
+    return GCOMM_SUCCESS;
+}
+
+static inline int typed_types_free(typed_types_t *t)
+{
+    int rc;
+    if ((rc = gcomm_type_free(&t->col)) || (rc = gcomm_type_free(&t->rev)) ||
+        (rc = gcomm_type_free(&t->row)))
+        return rc;
+    return GCOMM_SUCCESS;
+}
+
+static const int typed_bad_want[3] = {GCOMM_ERR_WINDOW, GCOMM_ERR_TYPE_MISMATCH, GCOMM_ERR_WINDOW};
+static const char *const typed_bad_what[3] = {"column past the window end", "packed sizes differ",
+                                              "reversed type below the window"};
+
+static inline int typed_touched(const void *area)
+{
+    const unsigned char *b = (const unsigned char *)area;
+    int touched = 0;
+    for (size_t k = 0; k < (size_t)TYPED_WORDS * 8; k++) touched += b[k] != 0xA5;
+    return touched;
+}
+
 /* Typed errors (mode): 0 a target column that runs past the end of the window, 1 packed sizes
  * that differ, 2 a reversed target type reaching below the window's start. Rank 1 makes the bad
  * call (targeting rank 0); the others wait for what never comes and must be released. Nothing

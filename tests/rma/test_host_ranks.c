@@ -145,36 +145,28 @@ static void test_stress(args_t *a, long total, int per_proc)
 
 static void test_typed(args_t *a, int nranks)
 {
-    gcomm_datatype col, rev, row;
-    TEST_OK(gcomm_type_vector(TR, 1, TC, GCOMM_DOUBLE, &col));
-    TEST_OK(gcomm_type_commit(&col));
-    TEST_OK(gcomm_type_hvector(TR, 1, -8, GCOMM_DOUBLE, &rev));
-    TEST_OK(gcomm_type_commit(&rev));
-    TEST_OK(gcomm_type_contiguous(TC - 2, GCOMM_DOUBLE, &row));
-    TEST_OK(gcomm_type_commit(&row));
-    TEST_OK(gcomm_type_device(col, GCOMM_DEVICE_HOST, &a->col));
-    TEST_OK(gcomm_type_device(GCOMM_DOUBLE, GCOMM_DEVICE_HOST, &a->dbl));
-    TEST_OK(gcomm_type_device(rev, GCOMM_DEVICE_HOST, &a->rev));
-    TEST_OK(gcomm_type_device(row, GCOMM_DEVICE_HOST, &a->row));
+    typed_types_t t;
+    gcomm_device_type_t h[4];
+    TEST_OK(typed_types_make(&t));
+    TEST_OK(typed_handles(&t, GCOMM_DEVICE_HOST, h));
+    a->col = h[0];
+    a->dbl = h[1];
+    a->rev = h[2];
+    a->row = h[3];
     run_case(a, "typed", run_typed, nranks);
-    static const int want[3] = {GCOMM_ERR_WINDOW, GCOMM_ERR_TYPE_MISMATCH, GCOMM_ERR_WINDOW};
     for (int mode = 0; mode < 3; mode++) {
         poison(a);
         a->mode = mode;
         int rc = gcomm_launch_host(run_typed_bad, 4, a);
         const char *d = gcomm_last_error_detail();
-        TEST_CHECK(rc == want[mode] && strstr(d, "rank 1"), "typed error %d: rc = %d (%s)", mode,
-                   rc, d);
-        int touched = 0;
-        const unsigned char *bytes = (const unsigned char *)a->buf;
-        for (size_t k = 0; k < (size_t)TYPED_WORDS * 8; k++) touched += bytes[k] != 0xA5;
+        TEST_CHECK(rc == typed_bad_want[mode] && strstr(d, "rank 1"),
+                   "typed error %d: rc = %d (%s)", mode, rc, d);
+        int touched = typed_touched(a->buf);
         TEST_CHECK(touched == 0, "typed error %d: %d bytes written", mode, touched);
         TEST_CHECK(a->errs[0] == 0, "typed error %d: failed checks (line %u)", mode, a->errs[1]);
-        printf("errors   typed %d -> %s: %s\n", mode, gcomm_error_string(rc), d);
+        printf("errors   typed %s -> %s: %s\n", typed_bad_what[mode], gcomm_error_string(rc), d);
     }
-    TEST_OK(gcomm_type_free(&col));
-    TEST_OK(gcomm_type_free(&rev));
-    TEST_OK(gcomm_type_free(&row));
+    TEST_OK(typed_types_free(&t));
 }
 
 /* A put outside the window of a rank of another process: refused by its proxy, reported by the

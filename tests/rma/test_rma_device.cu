@@ -186,23 +186,13 @@ static void test_errors(gpus_t *g)
  * typed error paths, each of which must leave the windows untouched. */
 static void test_typed(gpus_t *g, int blocks)
 {
-    gcomm_datatype col, rev, row, dbl = GCOMM_DOUBLE;
-    TEST_OK(gcomm_type_vector(TR, 1, TC, GCOMM_DOUBLE, &col));
-    TEST_OK(gcomm_type_commit(&col));
-    TEST_OK(gcomm_type_hvector(TR, 1, -8, GCOMM_DOUBLE, &rev));
-    TEST_OK(gcomm_type_commit(&rev));
-    TEST_OK(gcomm_type_contiguous(TC - 2, GCOMM_DOUBLE, &row));
-    TEST_OK(gcomm_type_commit(&row));
+    typed_types_t t;
     gcomm_device_type_t h[GCOMM_MAX_GPUS][4];
-    for (int i = 0; i < g->n; i++) {
-        TEST_OK(gcomm_type_device(col, g->dev[i], &h[i][0]));
-        TEST_OK(gcomm_type_device(dbl, g->dev[i], &h[i][1]));
-        TEST_OK(gcomm_type_device(rev, g->dev[i], &h[i][2]));
-        TEST_OK(gcomm_type_device(row, g->dev[i], &h[i][3]));
-    }
+    TEST_OK(typed_types_make(&t));
+    for (int i = 0; i < g->n; i++) TEST_OK(typed_handles(&t, g->dev[i], h[i]));
     gcomm_device_type_t none;
-    TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(col, -5, &none));
-    TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(col, 0, NULL));
+    TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(t.col, -5, &none));
+    TEST_RC(GCOMM_ERR_ARG, gcomm_type_device(t.col, 0, NULL));
     TEST_RC(GCOMM_ERR_TYPE, gcomm_type_device(NULL, 0, &none));
 
     void *argv[GCOMM_MAX_GPUS][8];
@@ -225,9 +215,6 @@ static void test_typed(gpus_t *g, int blocks)
     printf("typed    %d GPU(s) x %d blocks: halo columns, packed, reversed, row get: %s\n", g->n,
            blocks, e ? "FAILED" : "ok");
 
-    static const char *what[3] = {"column past the window end", "packed sizes differ",
-                                  "reversed type below the window"};
-    static const int want[3] = {GCOMM_ERR_WINDOW, GCOMM_ERR_TYPE_MISMATCH, GCOMM_ERR_WINDOW};
     for (int mode = 0; mode < 3; mode++) {
         int m = mode;
         l.kernel = gcomm_kernel(k_typed_bad);
@@ -236,23 +223,21 @@ static void test_typed(gpus_t *g, int blocks)
         for (int i = 0; i < g->n; i++) argv[i][6] = &m;
         zero_errs(g);
         int rc = gcomm_launch(&l);
-        TEST_CHECK(rc == want[mode], "typed error %d: rc = %d (%s)", mode, rc, gcomm_last_error_detail());
+        TEST_CHECK(rc == typed_bad_want[mode], "typed error %d: rc = %d (%s)", mode, rc,
+                   gcomm_last_error_detail());
         TEST_CHECK(strstr(gcomm_last_error_detail(), "rank 1") != NULL, "typed error %d: detail '%s'",
                    mode, gcomm_last_error_detail());
         unsigned char *host = (unsigned char *)malloc(TYPED_WORDS * 8);
         CUDA_OK(cudaSetDevice(g->dev[0]));
         CUDA_OK(cudaMemcpy(host, g->buf[0], TYPED_WORDS * 8, cudaMemcpyDeviceToHost));
-        int touched = 0;
-        for (int k = 0; k < TYPED_WORDS * 8; k++) touched += host[k] != 0xA5;
+        int touched = typed_touched(host);
         free(host);
         TEST_CHECK(touched == 0, "typed error %d: %d bytes written", mode, touched);
         TEST_CHECK(sum_errs(g) == 0, "typed error %d: device checks failed", mode);
-        printf("errors   typed %s -> %s: %s\n", what[mode], gcomm_error_string(rc),
+        printf("errors   typed %s -> %s: %s\n", typed_bad_what[mode], gcomm_error_string(rc),
                gcomm_last_error_detail());
     }
-    TEST_OK(gcomm_type_free(&col));
-    TEST_OK(gcomm_type_free(&rev));
-    TEST_OK(gcomm_type_free(&row));
+    TEST_OK(typed_types_free(&t));
 }
 
 int main(int argc, char **argv)
