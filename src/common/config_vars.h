@@ -33,5 +33,10 @@
       "this size, pipelined through its bounce buffers")                                       \
     X(proxy_bounce, INT, "4",                                                                 \
       "Bounce buffers of GCOMM_PROXY_CHUNK bytes the proxy keeps for sending, and as many for " \
-      "receiving")
+      "receiving")                                                                             \
+    X(force_proxy, INT, "0",                                                                  \
+      "Under gcomm_init_mpi, treat every N consecutive processes as one node, as if the others " \
+      "were on other nodes: their GPUs are then reached through the proxy over MPI, not CUDA " \
+      "IPC (1: every other process; 0: the real nodes). Processes of different pretend nodes " \
+      "may share a GPU")
 

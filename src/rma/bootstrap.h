@@ -11,6 +11,8 @@ struct gcommi_proxy_transport_s; /* rma/proxy.h */
 typedef struct gcommi_bootstrap_s {
     int rank; /* this process */
     int size; /* processes in the job */
+    int node; /* this process's node: GPUs of processes of other nodes are reached through the
+               * proxy (a real node, or a pretend one under GCOMM_FORCE_PROXY) */
     /* out receives `bytes` from every process, in rank order. Returns GCOMM_SUCCESS or an error
      * with its detail recorded. */
     int (*allgather)(struct gcommi_bootstrap_s *b, const void *in, void *out, size_t bytes);

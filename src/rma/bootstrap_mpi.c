@@ -71,15 +71,20 @@ int gcomm_init_mpi(MPI_Comm comm)
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(node, &local);
     MPI_Comm_size(node, &nlocal_procs);
-    /* this milestone connects the processes of one node; other nodes need the proxy */
-    int all_local = nlocal_procs == size, every = 0;
-    MPI_Allreduce(&all_local, &every, 1, MPI_INT, MPI_LAND, comm);
-    if (!every) {
+    /* The node of this process: processes of one node reach each other's GPUs through CUDA IPC,
+     * those of other nodes through the proxy. GCOMM_FORCE_PROXY = N pretends that every N
+     * consecutive processes form a node, so that the proxy path can be run on one machine. */
+    long pretend = gcommi_config()->force_proxy;
+    int node_id = rank, leader = rank, node_local = local; /* GPUs are dealt by the real node */
+    MPI_Allreduce(&rank, &leader, 1, MPI_INT, MPI_MIN, node); /* a real node: its first process */
+    node_id = pretend > 0 ? (int)(rank / pretend) : leader;
+    if (pretend > 0) { /* the processes of this pretend node that share the real node */
+        MPI_Comm pn;
+        MPI_Comm_split(node, node_id, rank, &pn);
         MPI_Comm_free(&node);
-        MPI_Comm_free(&m->comm);
-        free(m);
-        return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "the processes of comm are on several nodes; "
-                            "reaching GPUs of other nodes needs the host proxy");
+        node = pn;
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_size(node, &nlocal_procs);
     }
     int list[GCOMM_MAX_GPUS], n;
     const char *env = gcommi_config()->devices;
@@ -96,10 +101,12 @@ int gcomm_init_mpi(MPI_Comm comm)
         if (n > GCOMM_MAX_GPUS) n = GCOMM_MAX_GPUS;
         for (int i = 0; i < n; i++) list[i] = i;
     }
-    int device = n > 0 ? list[local % n] : -1;
-    /* Two processes on one GPU would each size their grid to the whole GPU, so neither grid could
-     * be resident with the other's: refuse (by the GPU's PCI address, which CUDA_VISIBLE_DEVICES
-     * does not renumber). */
+    int device = n > 0 ? list[node_local % n] : -1;
+    /* Two processes of one node on one GPU would each size their grid to the whole GPU, so neither
+     * grid could be resident with the other's while they wait for each other: refuse (by the
+     * GPU's PCI address, which CUDA_VISIBLE_DEVICES does not renumber). Processes of different
+     * (pretend) nodes may share one: they meet only through the proxies, and the GPU time-slices
+     * between their kernels. */
     char pci[32], *all_pci = calloc((size_t)nlocal_procs, sizeof(pci));
     int shared_gpu = -1;
     gcommi_rt_gpu_pci(device, pci, sizeof(pci));
@@ -113,6 +120,7 @@ int gcomm_init_mpi(MPI_Comm comm)
     MPI_Comm_free(&node);
     gcommi_bootstrap_t boot = {.rank = rank,
                                .size = size,
+                               .node = node_id,
                                .allgather = mpi_allgather,
                                .barrier = mpi_barrier,
                                .finalize = mpi_finalize,

@@ -104,6 +104,9 @@ static int host_setup(host_job_t *j, const int *counts, int nprocs, int me, uint
         memset(j->seg[g], 0, bytes);
         p->seg[g] = j->seg[g];
     }
+    /* the lanes the proxy fills (from other processes) stay in this process's own segment, laid
+     * out as all its lanes are */
+    p->remote_ring = (uint64_t *)(p->seg[me] + p->off_ring);
     j->log = calloc(GCOMMI_LOG_RECORDS, sizeof(gcommi_log_rec_t));
     if (!j->log) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for the gcomm_log records");
     p->log = j->log;
@@ -134,7 +137,7 @@ static int host_window(host_job_t *j, int32_t target, int32_t win, uint64_t offs
 static int host_deliver_put(void *ctx, int32_t target, int32_t win, uint64_t offset,
                             const void *src, size_t bytes)
 {
-    char *dst;
+    char *dst = NULL;
     GCOMMI_CHECK(host_window((host_job_t *)ctx, target, win, offset, bytes, &dst));
     memcpy(dst, src, bytes);
     return GCOMM_SUCCESS;
@@ -143,7 +146,7 @@ static int host_deliver_put(void *ctx, int32_t target, int32_t win, uint64_t off
 static int host_read_window(void *ctx, int32_t target, int32_t win, uint64_t offset, void *dst,
                             size_t bytes)
 {
-    char *src;
+    char *src = NULL;
     GCOMMI_CHECK(host_window((host_job_t *)ctx, target, win, offset, bytes, &src));
     memcpy(dst, src, bytes);
     return GCOMM_SUCCESS;
@@ -184,6 +187,20 @@ static int host_write_origin(void *ctx, uint64_t origin, const void *src, size_t
     return GCOMM_SUCCESS;
 }
 
+/* The launch's stop between processes: this process's ranks stopped (the code), or another
+ * process's did and ours stop too. */
+static int host_local_abort(void *ctx)
+{
+    const gcommi_param_t *p = ((host_job_t *)ctx)->p;
+    return -(int32_t)gcommi_ld_acquire_sys(&gcommi_seg_ctrl(p, p->gpu)->abort.v);
+}
+
+static void host_remote_abort(void *ctx, int code)
+{
+    const gcommi_param_t *p = ((host_job_t *)ctx)->p;
+    gcommi_cas_sys(&gcommi_seg_ctrl(p, p->gpu)->abort.v, 0u, (uint32_t)(-code));
+}
+
 int gcommi_host_proxy_post(void *proxy, const gcommi_pq_cmd_t *cmd)
 {
     return gcommi_proxy_post((gcommi_proxy_t *)proxy, 0, cmd, 0);
@@ -207,7 +224,8 @@ static int host_proxy_start(host_job_t *j, gcommi_bootstrap_t *boot)
     memset(&pp, 0, sizeof(pp));
     pp.transport = j->transport;
     pp.local = (gcommi_proxy_local_ops_t){j, host_deliver_put, host_deliver_notify,
-                                          host_read_origin, host_write_origin, host_read_window};
+                                          host_read_origin, host_write_origin, host_read_window,
+                                          host_local_abort, host_remote_abort};
     pp.nranks = p->world_size;
     pp.proc_of_rank = j->proc_of_rank;
     pp.rings[0] = j->ring;

@@ -18,6 +18,7 @@
 #include "gcomm/detail/notif.h"
 #include "rma/api_check.h"
 #include "rma/devlog.h"
+#include "rma/proxy_gpu.h"
 #include "rma/runtime.h"
 #include "rma/segment.h"
 
@@ -182,6 +183,7 @@ static int phase_map(gcommi_rt_t *rt, const gpu_info_t *all, gcommi_param_t *bas
                 base->region_view[gg][r] = NULL;
                 if (d->size) base->nregions[gg] = r + 1;
             }
+            if ((base->remote_mask >> gg) & 1u) continue; /* through the proxy: a shadow */
             if (p == rt->boot.rank) {
                 base->seg[gg] = rt->local[i].seg;
                 for (int r = 0; r < GCOMMI_MAX_REGIONS; r++)
@@ -210,14 +212,16 @@ static int phase_map(gcommi_rt_t *rt, const gpu_info_t *all, gcommi_param_t *bas
 }
 
 /* Phase 4 (local): each GPU's parameter, zeroed segments; everything queued before the launch
- * (the user's work on the default stream too) done. */
-static int phase_upload(gcommi_rt_t *rt, const gcommi_param_t *base, gcommi_param_t *prm)
+ * (the user's work on the default stream too) done. gp: the launch's proxy, or NULL. */
+static int phase_upload(gcommi_rt_t *rt, const gcommi_param_t *base, gcommi_param_t *prm,
+                        gcommi_gpu_proxy_t *gp)
 {
     for (int i = 0; i < rt->nlocal; i++) {
         gcommi_local_gpu_t *l = &rt->local[i];
         prm[i] = *base;
         prm[i].gpu = rt->first + i;
         prm[i].nlocal = base->rank_base[prm[i].gpu + 1] - base->rank_base[prm[i].gpu];
+        if (gp) gcommi_gpu_proxy_param(gp, i, &prm[i]);
         CUDA_TRY(cudaHostGetDevicePointer((void **)&prm[i].log, l->log, 0), "gcomm_log records");
         CUDA_TRY(cudaSetDevice(l->device), "cudaSetDevice");
         CUDA_TRY(cudaMemcpyAsync(l->param_dev, &prm[i], sizeof(prm[i]), cudaMemcpyHostToDevice,
@@ -315,6 +319,9 @@ int gcomm_launch(const gcomm_launch_t *launch)
     GCOMMI_CHECK(gcommi_check_launch(launch));
 
     const int nproc = rt->boot.size;
+    gcommi_gpu_proxy_t gp; /* GPUs of other nodes in the job: the proxy's part of the launch */
+    memset(&gp, 0, sizeof(gp));
+    int use_proxy = 0;
     pthread_mutex_lock(&rt->lock);
     gpu_info_t *mine = calloc(GCOMMI_MAX_GPUS, sizeof(*mine));
     gpu_info_t *all = calloc((size_t)nproc * GCOMMI_MAX_GPUS, sizeof(*all));
@@ -348,6 +355,8 @@ int gcomm_launch(const gcomm_launch_t *launch)
         goto out;
     }
     gcommi_segment_layout(base, maxlocal);
+    base->remote_mask = gcommi_gpu_remote_mask(rt);
+    use_proxy = base->remote_mask != 0; /* the same verdict in every process */
 
     /* 2. segments; 3. exchange and map; 4. upload and reset, then free what was retired (every
      * process has moved its mappings on by then) */
@@ -355,16 +364,25 @@ int gcomm_launch(const gcomm_launch_t *launch)
     if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
     if ((st = rt->boot.allgather(&rt->boot, mine, all, GCOMMI_MAX_GPUS * sizeof(*mine))))
         goto out;
+    if (use_proxy) { /* its memory (the remote GPUs' shadows), then the proxy (collective) */
+        st = gcommi_gpu_proxy_setup(&gp, rt, base);
+        if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
+        st = gcommi_gpu_proxy_create(&gp, rt);
+        if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
+    }
     st = phase_map(rt, all, base);
     if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
-    st = phase_upload(rt, base, prm);
+    st = phase_upload(rt, base, prm, use_proxy ? &gp : NULL);
     if ((st = gcommi_launch_agree(&rt->boot, st)) != GCOMM_SUCCESS) goto out;
     free_retired(rt);
 
-    /* 5. launch, wait, and the results of every GPU everywhere (always exchanged) */
-    int lst = GCOMM_SUCCESS;
-    int launched = launch_all(rt, launch, mine, &lst);
+    /* 5. launch, wait, and the results of every GPU everywhere (always exchanged). From the
+     * proxy's start to its stop this thread calls no MPI (the proxy thread does). */
+    int lst = GCOMM_SUCCESS, pst = GCOMM_SUCCESS;
+    if (use_proxy) lst = gcommi_gpu_proxy_start(&gp);
+    int launched = lst == GCOMM_SUCCESS ? launch_all(rt, launch, mine, &lst) : 0;
     wait_all(rt, launched);
+    if (use_proxy && gp.proxy) pst = gcommi_gpu_proxy_stop(&gp); /* collective */
     for (int i = 0; i < launched; i++) collect(rt, i, &prm[i], &res_mine[i]);
     st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
     if (st == GCOMM_SUCCESS) {
@@ -378,9 +396,11 @@ int gcomm_launch(const gcomm_launch_t *launch)
                 st = GCOMMI_ERROR(GCOMM_ERR_CUDA, "the kernel failed on GPU %d: %s", g,
                                   cudaGetErrorString((cudaError_t)res[g].cuda_error));
         if (st == GCOMM_SUCCESS) st = gcommi_launch_status(res, rt->ngpus, "GPU", 0);
+        if (st == GCOMM_SUCCESS) st = pst;
     }
     if ((st = gcommi_launch_agree(&rt->boot, lst != GCOMM_SUCCESS ? lst : st)) != GCOMM_SUCCESS) goto out;
 out:
+    if (use_proxy) gcommi_gpu_proxy_free(&gp);
     pthread_mutex_unlock(&rt->lock);
     free(mine);
     free(all);

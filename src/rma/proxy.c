@@ -39,7 +39,10 @@
 #define SLEEP_BUSY_MAX_NS 50000ull   /* waiting for peers: sleep up to 50 us */
 #define REPORT_OPS 24                /* commands listed in a report */
 
-enum { MSG_PUT = 1, MSG_NOTIFY, MSG_GET_REQ, MSG_GET_DATA, MSG_ACK, MSG_KINDS };
+enum { MSG_PUT = 1, MSG_NOTIFY, MSG_GET_REQ, MSG_GET_DATA, MSG_ACK, MSG_ABORT, MSG_KINDS };
+
+/* The handle an ABORT message is acknowledged with (no command has it: indices stay < 65536). */
+#define ABORT_XFER 0xffffffffu
 
 typedef struct {
     uint8_t kind;
@@ -175,6 +178,7 @@ struct gcommi_proxy_s {
     source_t *src;
     /* buffers */
     unsigned char *bufmem;
+    size_t bufbytes;
     buf_t *bufs, *free_small, *free_bulk;
     int nbufs, sends_out, recvs_posted;
     job_t *small_q, *small_q_tail, *bulk_q, *bulk_q_tail;
@@ -196,6 +200,10 @@ struct gcommi_proxy_s {
     const char *cb_name; /* the delivery callback the thread is in, for reports */
     uint64_t cb_t0;
     uint32_t report_req, report_done;
+    /* the launch's stop between processes: sent once, acknowledged by every other process
+     * before the final barrier (so that it never arrives after it); applied once */
+    int abort_sent, abort_applied;
+    uint32_t abort_acks;
     int report_source;
     char report[4096];
     pthread_mutex_t report_lock;
@@ -276,6 +284,9 @@ static void pop_head(gcommi_proxy_t *p, source_t *s, int32_t source)
         s->err_offset = op->cmd.offset;
         s->err_bytes = op->cmd.bytes;
         ST(&s->err_code, op->status);
+        /* a GPU producer's copy, read once the counter has passed the command */
+        if (p->prm.errs && !gcommi_ld_acquire_sys((const uint32_t *)&p->prm.errs[source]))
+            gcommi_st_release_sys((uint32_t *)&p->prm.errs[source], (uint32_t)op->status);
     }
     gcommi_st_release_sys(&p->done[source], op->cmd.id);
     op->state = OP_FREE;
@@ -718,6 +729,10 @@ static void on_ack(gcommi_proxy_t *p, int peer, const msg_hdr_t *h, const unsign
     for (uint32_t k = 0; k < h->count; k++) {
         ack_t a;
         memcpy(&a, data + k * sizeof(ack_t), sizeof(a));
+        if (a.xfer == ABORT_XFER) {
+            if (p->abort_acks) p->abort_acks--;
+            continue;
+        }
         op_t *op = lookup(p, a.xfer, OP_WAIT_ACK, peer);
         if (!op) {
             fail(p, GCOMM_ERR_INTERNAL, "acknowledgement from process %d for unknown command "
@@ -764,6 +779,19 @@ static void on_message(gcommi_proxy_t *p, buf_t *b, int peer, size_t len)
     case MSG_GET_REQ: on_get_req(p, peer, &h); break;
     case MSG_GET_DATA: on_get_data(p, peer, &h, data); break;
     case MSG_ACK: on_ack(p, peer, &h, data); break;
+    case MSG_ABORT: {
+        const gcommi_proxy_local_ops_t *l = &p->prm.local;
+        if (!p->abort_applied && l->remote_abort) {
+            p->abort_applied = 1;
+            GCOMM_LOG_INFO("proxy", "process %d: process %d stopped its ranks (%s); stopping ours",
+                           p->t->me, peer, gcomm_error_string(h.status));
+            cb_enter(p, "remote_abort");
+            l->remote_abort(l->ctx, h.status);
+            cb_leave(p, 0);
+        }
+        ack_push(p, peer, ABORT_XFER, GCOMM_SUCCESS);
+        break;
+    }
     }
 }
 
@@ -809,6 +837,39 @@ static void on_event(void *arg, void *ctx, int peer, size_t len, int cancelled)
     }
 }
 
+/* ---- the launch's stop between processes ---- */
+
+/* Once this process's ranks have stopped (an error or timeout), tells every other process, one
+ * small message each, so that their ranks stop now rather than at their own timeouts. A process
+ * that was told does not tell the others again. */
+static int send_abort(gcommi_proxy_t *p)
+{
+    const gcommi_proxy_local_ops_t *l = &p->prm.local;
+    if (p->abort_sent || p->abort_applied || !l->local_abort) return 0;
+    int code = l->local_abort(l->ctx);
+    if (!code) return 0;
+    /* all or nothing: the buffers first, so that no process is told twice */
+    int nfree = 0;
+    for (buf_t *b = p->free_small; b && nfree < p->t->nprocs; b = b->next_free) nfree++;
+    if (nfree < p->t->nprocs - 1) return 0;
+    p->abort_sent = 1;
+    GCOMM_LOG_WARN("proxy", "process %d: its ranks stopped (%s): telling the other processes",
+                   p->t->me, gcomm_error_string(code));
+    for (int peer = 0; peer < p->t->nprocs; peer++) {
+        if (peer == p->t->me) continue;
+        buf_t *b = p->free_small;
+        p->free_small = b->next_free;
+        msg_hdr_t h;
+        memset(&h, 0, sizeof(h));
+        h.kind = MSG_ABORT;
+        h.status = code;
+        memcpy(b->mem, &h, HDR_BYTES);
+        if (send_buf(p, peer, b, HDR_BYTES)) return 1;
+        p->abort_acks++;
+    }
+    return 1;
+}
+
 /* ---- stop: every local command done, then a barrier while serving the others, then nothing is
  * in flight anywhere: each process entered it only once all its commands were answered ---- */
 
@@ -827,8 +888,10 @@ static void stop_step(gcommi_proxy_t *p)
         p->phase = PH_DRAIN;
         /* fall through */
     case PH_DRAIN: {
-        /* our own commands only: what others ask of us is served in the barrier phase too */
-        if (p->ops_used || !rings_drained(p)) return;
+        /* our own commands only: what others ask of us is served in the barrier phase too;
+         * a stop of our ranks reached the others (its acknowledgements are in) */
+        send_abort(p);
+        if (p->ops_used || !rings_drained(p) || p->abort_acks) return;
         p->stop_ctx.kind = CTX_STOP_BARRIER;
         p->stop_t0 = gcommi_time_ns();
         p->phase = PH_BARRIER;
@@ -899,6 +962,9 @@ static void build_report(gcommi_proxy_t *p, int source, char *buf, size_t len)
         p->acks_pending, (unsigned long long)p->stat_cmds, (unsigned long long)p->stat_msgs_out,
         (unsigned long long)p->stat_msgs_in);
     if (LD(&p->fatal)) say(&t, "  failed: %s\n", p->fatal_detail);
+    if (p->abort_sent || p->abort_applied)
+        say(&t, "  the launch was stopped %s (%u acknowledgements of the stop outstanding)\n",
+            p->abort_sent ? "here and the others told" : "by another process", p->abort_acks);
     int listed = 0;
     if (source >= 0 && source < p->prm.nranks)
         for (op_t *op = p->src[source].head; op && listed < REPORT_OPS; op = op->next_src, listed++)
@@ -956,7 +1022,7 @@ static void *proxy_main(void *arg)
             int n = p->t->progress(p->t, on_event, p);
             if (n < 0) fail(p, n, "the %s transport failed to make progress", p->t->name);
             work = n > 0;
-            if (p->phase <= PH_DRAIN) work |= consume_rings(p);
+            if (p->phase <= PH_DRAIN) work |= consume_rings(p) | send_abort(p);
             work |= pump_small(p);
             work |= pump_bulk(p);
             work |= flush_acks(p);
@@ -1016,6 +1082,7 @@ static int setup_buffers(gcommi_proxy_t *p)
     size_t big = HDR_BYTES + p->chunk;
     p->nbufs = SMALL_RECVS + SMALL_SENDS + 2 * p->bounce;
     size_t bytes = (size_t)(SMALL_RECVS + SMALL_SENDS) * SMALL_BYTES + 2 * (size_t)p->bounce * big;
+    p->bufbytes = bytes;
     p->bufs = calloc((size_t)p->nbufs, sizeof(buf_t));
     if (!p->bufs || posix_memalign((void **)&p->bufmem, 64, bytes))
         return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for %zu bytes of proxy buffers", bytes);
@@ -1044,7 +1111,7 @@ int gcommi_proxy_create(const gcommi_proxy_params_t *prm, gcommi_proxy_t **out)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "proxy parameters missing (transport, ranks)");
     const gcommi_proxy_local_ops_t *l = &prm->local;
     if (!l->deliver_put || !l->deliver_notify || !l->read_origin || !l->write_origin ||
-        !l->read_window)
+        !l->read_window || !l->local_abort != !l->remote_abort)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "a local delivery operation is missing");
     if (prm->nrings < 0 || prm->nrings > GCOMMI_PROXY_MAX_RINGS)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "nrings = %d (0 .. %d)", prm->nrings,
@@ -1247,6 +1314,12 @@ void gcommi_proxy_destroy(gcommi_proxy_t *p)
 }
 
 uint32_t *gcommi_proxy_done_counters(gcommi_proxy_t *p) { return p ? p->done : NULL; }
+
+void gcommi_proxy_buffers(gcommi_proxy_t *p, void **mem, size_t *bytes)
+{
+    *mem = p ? p->bufmem : NULL;
+    *bytes = p ? p->bufbytes : 0;
+}
 
 int gcommi_proxy_post(gcommi_proxy_t *p, int ring, const gcommi_pq_cmd_t *cmd, uint64_t timeout_ns)
 {

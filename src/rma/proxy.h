@@ -92,6 +92,12 @@ typedef struct {
     /* Reads bytes [offset, offset + bytes) of window `win` of local rank `target` (a get). */
     int (*read_window)(void *ctx, int32_t target, int32_t win, uint64_t offset, void *dst,
                        size_t bytes);
+    /* Optional (both or neither): the launch's stop between processes. local_abort returns the
+     * GCOMM_ERR_* code that stopped this process's ranks (0 while they run); the proxy then tells
+     * every other process once, whose proxy calls remote_abort(code) to stop its ranks at once
+     * instead of letting them wait for their timeouts. */
+    int (*local_abort)(void *ctx);
+    void (*remote_abort)(void *ctx, int code);
 } gcommi_proxy_local_ops_t;
 
 typedef struct {
@@ -103,7 +109,15 @@ typedef struct {
      * GPU). They hold the last id already complete per source; a fresh job zeroes them, so ids
      * start at 1. NULL: the proxy keeps its own, zeroed (gcommi_proxy_done_counters). */
     uint32_t *done;
-    gcommi_pq_t rings[GCOMMI_PROXY_MAX_RINGS]; /* polled round robin; counters as in gcommi_pq_init */
+    /* [nranks] or NULL: for producers that cannot call gcommi_proxy_wait (GPU ranks), the code of
+     * the first failed command of each source, written (release) before the completion counter
+     * passes it; the producer reads it once its command is done and clears it. Zeroed by the
+     * owner. */
+    int32_t *errs;
+    /* Polled round robin; counters as in gcommi_pq_init. The proxy reads `tail` only to know that
+     * a stopping ring is drained and for reports: for producers whose counter it cannot read (a
+     * GPU's), a host word the owner sets to the final count before gcommi_proxy_stop. */
+    gcommi_pq_t rings[GCOMMI_PROXY_MAX_RINGS];
     int nrings;
     uint32_t ring_start[GCOMMI_PROXY_MAX_RINGS]; /* first read position of each ring */
     size_t chunk;        /* 0: GCOMM_PROXY_CHUNK */
@@ -131,6 +145,10 @@ int gcommi_proxy_stop(gcommi_proxy_t *p, uint64_t timeout_ns);
 
 /* Frees the proxy; a running one is abandoned first (see stop). */
 void gcommi_proxy_destroy(gcommi_proxy_t *p);
+
+/* The proxy's message buffers (bounce buffers included), so that the owner can pin them
+ * (cudaHostRegister) for copies between them and GPU memory. */
+void gcommi_proxy_buffers(gcommi_proxy_t *p, void **mem, size_t *bytes);
 
 /* The completion counters (params.done, or the proxy's own). */
 uint32_t *gcommi_proxy_done_counters(gcommi_proxy_t *p);

@@ -74,17 +74,23 @@ int gcommi_rt_init(const gcommi_bootstrap_t *boot, int ndevices, const int *devi
     }
     /* the job's GPUs: numbered by process, then in each process's order */
     int *counts = calloc((size_t)boot->size, sizeof(int));
-    if (!counts) {
+    int *nodes = calloc((size_t)boot->size, sizeof(int));
+    if (!counts || !nodes) {
+        free(counts);
+        free(nodes);
         st = GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for %d process entries", boot->size);
         goto out;
     }
     st = rt->boot.allgather(&rt->boot, &ndevices, counts, sizeof(int));
+    if (st == GCOMM_SUCCESS) st = rt->boot.allgather(&rt->boot, &rt->boot.node, nodes, sizeof(int));
     if (st == GCOMM_SUCCESS) {
         int total = 0;
         for (int p = 0; p < boot->size; p++) {
             if (p == boot->rank) rt->first = total;
-            for (int i = 0; i < counts[p] && total + i < GCOMMI_MAX_GPUS; i++)
+            for (int i = 0; i < counts[p] && total + i < GCOMMI_MAX_GPUS; i++) {
                 rt->proc_of_gpu[total + i] = p;
+                rt->node_of_gpu[total + i] = nodes[p];
+            }
             total += counts[p];
         }
         rt->ngpus = total;
@@ -93,6 +99,7 @@ int gcommi_rt_init(const gcommi_bootstrap_t *boot, int ndevices, const int *devi
                               GCOMMI_MAX_GPUS);
     }
     free(counts);
+    free(nodes);
     if (st == GCOMM_SUCCESS) st = gcommi_rt_gpu_setup(rt);
     if (st == GCOMM_SUCCESS) {
         rt->initialized = 1;

@@ -55,6 +55,7 @@ typedef struct {
     int ngpus;                                    /* GPUs of the job */
     int first;                                    /* job index of local[0] */
     int proc_of_gpu[GCOMMI_MAX_GPUS];
+    int node_of_gpu[GCOMMI_MAX_GPUS];             /* bootstrap node of each GPU's process */
     uint64_t next_serial;
     /* mappings of other processes' segments and regions */
     gcommi_ipc_map_t seg_map[GCOMMI_MAX_GPUS];

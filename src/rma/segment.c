@@ -103,6 +103,14 @@ void gcommi_print_reports(const gcommi_param_t *p, const gcommi_report_t *r, int
             GCOMM_LOG_ERROR("rma", "rank %d (%s %d %s %zu) waits in a barrier of %s",
                             rank, host ? "host" : "GPU", p->gpu, host ? "thread" : "block", k,
                             r[k].win ? "GCOMM_COMM_DEVICE" : "GCOMM_COMM_WORLD");
+        else if (r[k].want < 0) /* a command to the proxy: -1 its completion, -2 room */
+            GCOMM_LOG_ERROR("rma", "rank %d (%s %d %s %zu) waits for the proxy %s its %s "
+                            "(command %d, %s rank %d)", rank, host ? "host" : "GPU", p->gpu,
+                            host ? "thread" : "block", k,
+                            r[k].want == -1 ? "to complete" : "to take (its ring is full)",
+                            r[k].op == GCOMMI_OP_BARRIER ? "barrier"
+                            : r[k].target == rank ? "flush" : gcommi_op_name(r[k].op),
+                            r[k].got, r[k].op == GCOMMI_OP_GET ? "from" : "to", r[k].target);
         else
             GCOMM_LOG_ERROR("rma", "rank %d (%s %d %s %zu) waits for queue credit to notify "
                             "rank %d (its queue is full: the target does not consume)", rank,

@@ -328,7 +328,8 @@ static void proxy_close(proxy_set_t *ps)
 
 static gcommi_proxy_local_ops_t local_ops(int (*notify)(void *, int32_t, int32_t, int32_t, int32_t))
 {
-    gcommi_proxy_local_ops_t l = {NULL, deliver_put, notify, read_origin, write_origin, read_window};
+    gcommi_proxy_local_ops_t l = {NULL, deliver_put, notify, read_origin, write_origin, read_window,
+                                  NULL, NULL}; /* no launch to stop */
     return l;
 }
 

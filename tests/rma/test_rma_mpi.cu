@@ -8,9 +8,13 @@
  * a window (by a rank of the same process and by a rank of another one: every process returns the
  * same error and detail, nothing is written) and a launch after the errors.
  *
+ * With GCOMM_FORCE_PROXY=1 every process is its own pretend node: the same kernels then reach
+ * the other processes through the host proxies over MPI (issue 5), the processes may share one
+ * GPU (which time-slices between their kernels), and the grids are smaller.
+ *
  * Every process counts its failed device checks; the processes agree on every result (MPI).
  * Skipped (exit 77 on every process) without a GPU, or with fewer visible GPUs than processes on
- * the node.
+ * the node (unless through the proxy).
  *
  * Usage: mpiexec -n 2 test_rma_mpi [all | timeout] [stress notifications]. "timeout" runs only
  * waits that can never be satisfied (run it with a short GCOMM_TIMEOUT_MS), then a ring. */
@@ -91,6 +95,7 @@ __global__ void k_outside_from(gcomm_param_t param, uint64_t *buf, unsigned *err
 
 typedef struct {
     int rank, nproc;  /* MPI_COMM_WORLD */
+    int proxy;        /* GCOMM_FORCE_PROXY: the processes meet through the proxies */
     int dev;          /* the CUDA device this process drives */
     int ngpus, first; /* GPUs of the job; this process's GPU among them */
     uint64_t *buf;    /* window memory the kernels get */
@@ -358,6 +363,12 @@ static void test_timeout(proc_t *p)
                gcomm_last_error_detail());
 }
 
+static int getenv_int(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? atoi(v) : 0;
+}
+
 /* Why this process cannot run the test ("" if it can). */
 static void skip_reason(char *why, size_t n)
 {
@@ -375,7 +386,7 @@ static void skip_reason(char *why, size_t n)
         ndev = 0;
     } else if (ndev == 0) {
         snprintf(why, n, "no GPU");
-    } else if (ndev < nlocal) {
+    } else if (ndev < nlocal && !getenv_int("GCOMM_FORCE_PROXY")) {
         snprintf(why, n, "%d GPU(s) visible to %d processes on this node; one GPU per process "
                  "is needed", ndev, nlocal);
     } else {
@@ -416,7 +427,8 @@ static int distinct_gpus(int dev)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided = 0; /* the proxy thread calls MPI while the application waits in gcomm_launch */
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     const char *mode = argc > 1 ? argv[1] : "all";
     long stress_n = argc > 2 ? atol(argv[2]) : 500000;
     proc_t p;
@@ -452,18 +464,22 @@ int main(int argc, char **argv)
     TEST_CHECK(p.ngpus == p.nproc && p.first == p.rank, "job GPUs %d, this process's first %d "
                "(%d processes, rank %d)", p.ngpus, p.first, p.nproc, p.rank);
     int usable = sum_long(!(n == 1 && p.ngpus == p.nproc)) == 0;
-    if (usable) {
+    p.proxy = getenv_int("GCOMM_FORCE_PROXY") > 0;
+    if (usable && !p.proxy) {
         p.dev = devs[0];
         usable = distinct_gpus(p.dev); /* the same answer everywhere */
         TEST_CHECK(usable, "the processes must drive distinct GPUs (GCOMM_DEVICES?)");
     }
     if (usable) {
+        p.dev = devs[0];
         p.bytes = 64u << 20;
         CUDA_OK(cudaSetDevice(p.dev));
         TEST_OK(gcomm_malloc(p.bytes, (void **)&p.buf));
         CUDA_OK(cudaMalloc(&p.errs, 2 * sizeof(unsigned)));
         if (p.rank == 0) {
-            printf("test_rma_mpi: %d process(es), one GPU each (CUDA IPC between them)\n", p.nproc);
+            printf("test_rma_mpi: %d process(es), %s\n", p.nproc,
+                   p.proxy ? "through the host proxies over MPI (GCOMM_FORCE_PROXY)"
+                           : "one GPU each (CUDA IPC between them)");
             fflush(stdout);
         }
         if (strcmp(mode, "timeout") == 0) {
@@ -475,6 +491,8 @@ int main(int argc, char **argv)
             int sms_all = 0; /* the same grid on every GPU */
             MPI_Allreduce(&sms, &sms_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             sms = sms_all;
+            /* through the proxy the GPU may be shared: grids that leave room for the other's */
+            if (p.proxy) sms = 8;
             /* growing grids: each launch needs larger segments, which the processes remap */
             run_case(&p, "ring", gcomm_kernel(k_ring), 2, 32);
             run_case(&p, "ring", gcomm_kernel(k_ring), 2 * sms, 128);
@@ -482,7 +500,7 @@ int main(int argc, char **argv)
             run_case(&p, "gather", gcomm_kernel(k_gather), sms, 96);
             run_case(&p, "get", gcomm_kernel(k_get), sms, 128);
             run_case(&p, "overlap", gcomm_kernel(k_overlap), 64, 128);
-            run_case(&p, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */
+            if (!p.proxy) run_case(&p, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */
             test_registered(&p, sms);
             test_stress(&p, stress_n);
             test_errors(&p);

@@ -74,6 +74,15 @@ GCOMM_HD_INLINE uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu, i
            ((int64_t)local * ctx->ngpus + src_gpu) * ctx->depth;
 }
 
+/* Ring of the lane from source GPU g into this rank: in this GPU's segment, or, when g is remote
+ * (the proxy is its producer), in mapped pinned host memory (rt.h). */
+GCOMM_HD_INLINE uint64_t *gcommi_ctx_lane_ring(const gcomm_context_t *ctx, int g)
+{
+    if ((ctx->remote_mask >> g) & 1u)
+        return ctx->remote_ring + ((int64_t)ctx->local_rank * ctx->ngpus + g) * ctx->depth;
+    return gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g);
+}
+
 /* Nonzero once the launch has been stopped (an error or timeout anywhere); the value is the
  * negated GCOMM_ERR_* code of the cause. */
 GCOMM_HD_INLINE int gcommi_aborted(const gcomm_context_t *ctx)
@@ -101,8 +110,22 @@ GCOMM_HD_INLINE void gcommi_fail(gcomm_context_t *ctx, int code, int op, int win
     gcommi_fence_sys();
     for (int g = 0; g < p->ngpus; g++) {
         uint32_t *a = &gcommi_seg_ctrl(p, g)->abort.v;
-        gcommi_cas_sys(a, 0u, (uint32_t)(-code));
+        /* a remote GPU's control block is a shadow in host memory, read by the proxy, which
+         * tells that GPU's process: a store (atomics on host memory are not for every bus) */
+        if ((p->remote_mask >> g) & 1u) gcommi_st_release_sys(a, (uint32_t)(-code));
+        else gcommi_cas_sys(a, 0u, (uint32_t)(-code));
     }
+}
+
+/* Records st (returned by a proxy wait) as this rank's failure unless the launch had been
+ * stopped and st only says so: the cause is recorded where it happened (another GPU or process),
+ * not as this rank's. Thread 0 only. */
+GCOMM_HD_INLINE void gcommi_fail_proxy(gcomm_context_t *ctx, int st, int op, int win,
+                                       int target, uint64_t offset, uint64_t bytes)
+{
+    int a = gcommi_aborted(ctx);
+    if (a && st == -a) return;
+    gcommi_fail(ctx, st, op, win, target, offset, bytes, 0);
 }
 
 /* Fills this rank's wait report (what it was blocked on when it gave up). Thread 0 only. */
@@ -210,18 +233,68 @@ GCOMM_HD_INLINE int gcommi_remote(const gcomm_context_t *ctx, int r)
     return ctx->remote_mask && ((ctx->remote_mask >> gcommi_ctx_gpu_of_rank(ctx, r)) & 1u);
 }
 
+/* What a proxy command is, for error records and wait reports. */
+GCOMM_HD_INLINE int gcommi_pq_opname(int pq_op)
+{
+    return pq_op == GCOMMI_PQ_PUT ? GCOMMI_OP_PUT
+         : pq_op == GCOMMI_PQ_GET ? GCOMMI_OP_GET
+         : pq_op == GCOMMI_PQ_BARRIER ? GCOMMI_OP_BARRIER : GCOMMI_OP_NOTIFY;
+}
+
+/* Thread 0 of a GPU rank: posts c into this GPU's ring to the proxy (rt.h) and, with `wait`,
+ * polls its completion counter (mapped host memory) until c is done; then the proxy's first error
+ * for this rank, if any, is this call's (and is cleared). A wait that gives up (timeout, or the
+ * launch stopped) leaves a reserved slot unpublished: the launch is over by then. */
+GCOMM_HD_INLINE int gcommi_proxy_cmd_gpu_t0(gcomm_context_t *ctx, const gcommi_pq_cmd_t *c,
+                                            int wait)
+{
+    const gcommi_param_t *p = ctx->p;
+    gcommi_pq_t q = p->proxy_q;
+    if (GCOMMI_UNLIKELY(q.ring == NULL)) return GCOMM_ERR_UNSUPPORTED;
+    const int op = gcommi_pq_opname(c->op);
+    uint64_t start = 0;
+    uint32_t spins = 0;
+    int st;
+    const uint32_t slot = gcommi_pq_reserve(&q);
+    /* the credit last loaded usually covers the slot (a load would cross the bus) */
+    if (GCOMMI_UNLIKELY((uint32_t)(slot - ctx->proxy_seen) >= q.depth))
+        ctx->proxy_seen = gcommi_ld_acquire_sys(q.consumed);
+    while (GCOMMI_UNLIKELY((uint32_t)(slot - ctx->proxy_seen) >= q.depth)) {
+        if (start == 0) start = gcommi_now_ns();
+        if ((st = gcommi_poll_check(ctx, start, op, c->win, c->target))) {
+            gcommi_report(ctx, op, c->win, -1, c->tag, -2, (int)c->id, c->target);
+            return st;
+        }
+        gcommi_pause(++spins);
+        ctx->proxy_seen = gcommi_ld_acquire_sys(q.consumed);
+    }
+    gcommi_pq_publish(&q, slot, c);
+    if (!wait) return GCOMM_SUCCESS;
+    const uint32_t *done = &p->proxy_done[ctx->rank];
+    start = 0;
+    while (!gcommi_pq_done(done, c->id)) {
+        if (start == 0) start = gcommi_now_ns();
+        if ((st = gcommi_poll_check(ctx, start, op, c->win, c->target))) {
+            gcommi_report(ctx, op, c->win, -1, c->tag, -1, (int)c->id, c->target);
+            return st;
+        }
+    }
+    ctx->proxy_flushed = c->id;
+    uint32_t *err = (uint32_t *)&p->proxy_err[ctx->rank];
+    st = (int32_t)gcommi_ld_acquire_sys(err);
+    if (GCOMMI_UNLIKELY(st)) gcommi_st_release_sys(err, 0u);
+    return st;
+}
+
 /* Thread 0: posts command c (its id assigned here) to the proxy; with `wait`, returns once it is
- * done (and every earlier command of this rank). Host ranks only so far: GPU ranks have no
- * proxy yet, and a GPU launch never marks a GPU remote. */
+ * done (and every earlier command of this rank). */
 GCOMM_HD_INLINE int gcommi_proxy_cmd_t0(gcomm_context_t *ctx, gcommi_pq_cmd_t *c, int wait)
 {
-#if defined(__CUDA_ARCH__)
-    (void)c;
-    (void)wait;
-    return GCOMM_ERR_UNSUPPORTED;
-#else
     c->source = ctx->rank;
     c->id = ++ctx->proxy_ids;
+#if defined(__CUDA_ARCH__)
+    return gcommi_proxy_cmd_gpu_t0(ctx, c, wait);
+#else
     int st = gcommi_host_proxy_post(ctx->p->proxy, c);
     if (st == GCOMM_SUCCESS && wait) {
         st = gcommi_host_proxy_wait(ctx->p->proxy, ctx->rank, c->id);
@@ -270,7 +343,7 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_t0(gcomm_context_t *ctx, int op, gcomm_win_
         c.u.origin = (uint64_t)(uintptr_t)origin;
     }
     int st = gcommi_proxy_cmd_t0(ctx, &c, wait);
-    if (st) gcommi_fail(ctx, st, op, win, tw, offset, bytes, 0);
+    if (st) gcommi_fail_proxy(ctx, st, op, win, tw, offset, bytes);
     return st;
 }
 
@@ -318,8 +391,10 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->credit_seen = 0;
         ctx->credit_slot = 0;
         ctx->remote_mask = p->remote_mask;
+        ctx->remote_ring = p->remote_ring;
         ctx->proxy_ids = 0;
         ctx->proxy_flushed = 0;
+        ctx->proxy_seen = 0;
         for (int c = 0; c < GCOMMI_NCOMMS; c++) ctx->wins_used[c] = 0;
         ctx->status = st;
     }
@@ -333,7 +408,7 @@ GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx)
     if (gcommi_tid() == 0) {
         gcommi_fence_sc_sys();
         int st = gcommi_proxy_flush_t0(ctx); /* what this rank gave the proxy is done */
-        if (st) gcommi_fail(ctx, st, GCOMMI_OP_NOTIFY, -1, -1, 0, 0, 0);
+        if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, -1, -1, 0, 0);
     }
     gcommi_block_sync();
     int a = gcommi_aborted(ctx);
@@ -389,7 +464,7 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
     int st;
     /* and what it gave the proxy: its puts to other processes are in place before anybody passes */
     if (comm == GCOMM_COMM_WORLD && (st = gcommi_proxy_flush_t0(ctx))) {
-        gcommi_fail(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0, 0);
+        gcommi_fail_proxy(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0);
         return st;
     }
     uint32_t old = gcommi_fetch_add_gpu(&c->bar_arrive[comm].v, 1);
@@ -404,7 +479,7 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
             bc.op = GCOMMI_PQ_BARRIER;
             bc.target = ctx->rank;
             if ((st = gcommi_proxy_cmd_t0(ctx, &bc, 1))) {
-                gcommi_fail(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0, 0);
+                gcommi_fail_proxy(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0);
                 goto fail;
             }
         } else if (comm == GCOMM_COMM_WORLD && ctx->ngpus > 1) {
@@ -634,14 +709,13 @@ GCOMMI_UNROLL
         for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
             if (g < ctx->ngpus)
                 head[g] = gcommi_ld_relaxed64(
-                    &gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank,
-                                     g)[ctx->lane_next[g] & (ctx->depth - 1)],
+                    &gcommi_ctx_lane_ring(ctx, g)[ctx->lane_next[g] & (ctx->depth - 1)],
                     g != ctx->gpu);
 GCOMMI_UNROLL
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
         if (g >= ctx->ngpus) break;
         const int sys = g != ctx->gpu;
-        uint64_t *ring = gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g);
+        uint64_t *ring = gcommi_ctx_lane_ring(ctx, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
         int hit = gcommi_lane_check(head[g], next, &e, sys, single);
@@ -977,7 +1051,7 @@ GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
     if (gcommi_tid() == 0) {
         gcommi_fence_sc_sys();
         int st = gcommi_proxy_flush_t0(ctx);
-        if (st) gcommi_fail(ctx, st, GCOMMI_OP_NOTIFY, win, -1, 0, 0, 0);
+        if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, win, -1, 0, 0);
         ctx->status = st;
     }
     gcommi_block_sync();

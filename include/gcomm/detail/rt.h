@@ -21,8 +21,9 @@
 #include <stdint.h>
 
 #include "gcomm/detail/hd.h"
+#include "gcomm/detail/proxy_queue.h"
 
-#define GCOMMI_RT_VERSION 1
+#define GCOMMI_RT_VERSION 2
 #define GCOMMI_MAX_GPUS 8      /* GPUs of one job (peer-reachable) */
 #define GCOMMI_MAX_REGIONS 64  /* gcomm_malloc'd or registered allocations per GPU */
 #define GCOMMI_MAX_WINS 32     /* windows alive at once, per communicator */
@@ -114,6 +115,7 @@ typedef struct {
     gcommi_line_t bar_gen[GCOMMI_NCOMMS];    /* generation released */
     gcommi_line_t bar_cross;                 /* GPU 0 only: arrivals of the GPUs' last blocks */
     gcommi_line_t log_next;                  /* gcomm_log records claimed on this GPU */
+    gcommi_line_t proxy_tail;                /* slots reserved in this GPU's proxy ring */
 } gcommi_ctrl_t;
 
 /* The private state of one rank (only its own block touches it): lanes' read positions and the
@@ -145,6 +147,16 @@ typedef struct gcommi_param_s {
     uint32_t remote_mask;
     uint32_t pad_remote;
     void *proxy;               /* host ranks: the process's proxy (gcommi_proxy_t), or NULL */
+    /* GPU ranks with remote GPUs in the job: this GPU's command ring to the process's proxy
+     * (device view: records and credit word in mapped pinned host memory, the reservation
+     * counter in this GPU's control block; ring NULL: no proxy), the proxy's completion counter
+     * and first error code per source rank (world_size each, mapped pinned), and the rings of the
+     * lanes whose producer is the proxy (from remote GPUs into this GPU's ranks: mapped pinned,
+     * laid out as the segment's rings, [nlocal][ngpus][depth]). */
+    gcommi_pq_t proxy_q;
+    uint32_t *proxy_done;
+    int32_t *proxy_err;
+    uint64_t *remote_ring;
     uint64_t timeout_ns;       /* every wait gives up after this long (GCOMM_TIMEOUT_MS) */
     /* segment layout (identical on every GPU of the launch) */
     uint64_t off_ctrl, off_win, off_tail, off_consumed, off_ring, off_priv, priv_stride;
@@ -184,12 +196,22 @@ GCOMM_HD_INLINE uint32_t *gcommi_seg_consumed(const gcommi_param_t *p, int gpu, 
     return (uint32_t *)(p->seg[gpu] + p->off_consumed) + target;
 }
 
-/* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory). */
+/* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory;
+ * a lane from a remote GPU has its ring in p->remote_ring instead, see gcommi_param_lane_ring). */
 GCOMM_HD_INLINE uint64_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gpu,
                                           int target_local, int src_gpu)
 {
     return (uint64_t *)(p->seg[target_gpu] + p->off_ring) +
            ((int64_t)target_local * p->ngpus + src_gpu) * p->depth;
+}
+
+/* Ring of the lane from `src_gpu` into local rank `local` of p's own GPU, wherever it lives: in
+ * the GPU's segment, or in mapped pinned host memory when its producer is the proxy. */
+GCOMM_HD_INLINE uint64_t *gcommi_param_lane_ring(const gcommi_param_t *p, int local, int src_gpu)
+{
+    uint64_t *base = ((p->remote_mask >> src_gpu) & 1u) ? p->remote_ring
+                                                        : (uint64_t *)(p->seg[p->gpu] + p->off_ring);
+    return base + ((int64_t)local * p->ngpus + src_gpu) * p->depth;
 }
 
 GCOMM_HD_INLINE gcommi_priv_t *gcommi_seg_priv(const gcommi_param_t *p, int gpu, int local)

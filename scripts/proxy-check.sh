@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# GPU check of GPU ranks through the host proxy (issue 5) on the GPU machine, over a carried build
+# (GPU_DIR, default build-gpu): test_rma_mpi with every process its own pretend node
+# (GCOMM_FORCE_PROXY=1: ring, exchange, gather with wildcards, get, barriers, registered memory,
+# stress, puts outside windows of this and the other process, a launch after the errors, and the
+# wait timeout), the same test over CUDA IPC when there are two GPUs, the device test and the
+# same-GPU latency (unchanged paths), and bench_proxy (the proxy path's latency and 16 MiB
+# bandwidth against its stages). With one GPU the two processes share it: without MPS the GPU
+# time-slices between their kernels (correctness only); with --mps an MPS control daemon (started
+# here, stopped at the end; no GPU setting changes) lets both run at once, for timings.
+# Logs go to $OUT (or $GPU_DIR/logs); a short table comes last.
+# Usage: scripts/proxy-check.sh [--quick] [--mps] [--bench-only]
+set -uo pipefail
+exec </dev/null
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOUT_MS:-20000}
+b=${GPU_DIR:-build-gpu}
+logs=${OUT:-$b/logs}
+mkdir -p "$logs"
+quick=0 mps=0 bench_only=0
+for a in "$@"; do
+    case $a in
+    --quick) quick=1 ;;
+    --mps) mps=1 ;;
+    --bench-only) bench_only=1 ;;
+    *) echo "proxy-check.sh: unknown argument $a (--quick, --mps, --bench-only)" >&2; exit 2 ;;
+    esac
+done
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+results=()
+step() { # name, timeout, command...
+    local name=$1 t=$2
+    shift 2
+    local s=$SECONDS
+    timeout "$t" "$@" >"$logs/$name.log" 2>&1
+    local rc=$?
+    results+=("$(printf '%-22s %-8s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo "rc=$rc")" $((SECONDS - s)))")
+}
+mps_dir=
+if [ $mps = 1 ] && command -v nvidia-cuda-mps-control >/dev/null; then
+    mps_dir=$(mktemp -d)
+    export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d && echo "MPS control daemon started ($mps_dir)"
+elif [ $mps = 1 ]; then
+    echo "proxy-check.sh: no nvidia-cuda-mps-control here: running without MPS"
+fi
+if [ $bench_only = 0 ]; then
+    # one GPU without MPS: the kernels alternate in time slices of ~2 ms, so a stress of many
+    # round trips would outlast the timeout
+    if [ "$ngpu" -ge 2 ] || [ -n "$mps_dir" ]; then n=$([ $quick = 1 ] && echo 50000 || echo 200000)
+    else n=1000; fi
+    step proxy_mpi_all 300 env GCOMM_FORCE_PROXY=1 mpirun -n 2 --bind-to none \
+        "$b/tests/rma/test_rma_mpi" all $n
+    step proxy_mpi_timeout 120 env GCOMM_FORCE_PROXY=1 GCOMM_TIMEOUT_MS=3000 mpirun -n 2 \
+        --bind-to none "$b/tests/rma/test_rma_mpi" timeout
+    if [ "$ngpu" -ge 2 ]; then
+        step ipc_mpi_all 300 mpirun -n 2 --bind-to none "$b/tests/rma/test_rma_mpi" all 200000
+    fi
+    step rma_device 300 "$b/tests/rma/test_rma_device" all 200000
+    step bench_rma 300 "$b/bench/bench_rma" --max-bytes 64K --csv "$logs/rma_latency.csv"
+fi
+if [ -x "$b/bench/bench_proxy" ]; then
+    step bench_proxy 400 env GCOMM_FORCE_PROXY=1 mpirun -n 2 --bind-to none \
+        "$b/bench/bench_proxy" --csv "$logs/proxy.csv"
+fi
+if [ -n "$mps_dir" ]; then
+    echo quit | nvidia-cuda-mps-control
+    sleep 1
+fi
+for f in "$logs"/proxy_mpi_all.log "$logs"/proxy_mpi_timeout.log; do
+    [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E "FAIL|ok|->|skipped|passed|failed" "$f" | head -30; }
+done
+[ -f "$logs/bench_rma.log" ] && { echo "== bench_rma (same GPU)"; grep -iE "pingpong|one-way|^ *[0-9]+ " "$logs/bench_rma.log" | head -12; }
+[ -f "$logs/bench_proxy.log" ] && { echo "== bench_proxy"; tail -25 "$logs/bench_proxy.log"; }
+printf '%s\n' "${results[@]}"

@@ -1,0 +1,310 @@
+/* The proxy of a GPU launch: its host memory, its delivery into GPU windows and lanes, its start
+ * and stop (see proxy_gpu.h). */
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "gcomm/detail/notif.h"
+#include "gcomm/detail/rank_prims.h"
+#include "rma/proxy_gpu.h"
+#include "rma/rt_gpu.h"
+
+#define CUDA_TRY(call, what)                                                                   \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            cudaGetLastError();                                                                \
+            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));       \
+        }                                                                                      \
+    } while (0)
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static uint32_t ring_depth(void)
+{
+    long d = gcommi_config()->proxy_depth;
+    uint32_t x = 2;
+    while (x < (uint64_t)d && x < (1u << 20)) x <<= 1;
+    return x;
+}
+
+uint32_t gcommi_gpu_remote_mask(const gcommi_rt_t *rt)
+{
+    uint32_t mask = 0;
+    if (rt->nlocal == 0) return 0;
+    int me = rt->node_of_gpu[rt->first];
+    for (int g = 0; g < rt->ngpus; g++)
+        if (rt->node_of_gpu[g] != me) mask |= 1u << g;
+    return mask;
+}
+
+/* ---- delivery into this process's GPU windows and lanes (called on the proxy thread) ---- */
+
+static int gp_device(const gcommi_gpu_proxy_t *gp, int li)
+{
+    return gcommi_rt.local[li].device;
+}
+
+/* A copy between host memory and a local GPU's memory (either way: cudaMemcpyDefault), done
+ * when it returns. */
+static int gp_copy(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, size_t bytes,
+                   const char *what)
+{
+    CUDA_TRY(cudaSetDevice(gp_device(gp, li)), "cudaSetDevice");
+    cudaStream_t s = (cudaStream_t)gp->stream[li];
+    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), what);
+    CUDA_TRY(cudaStreamSynchronize(s), what);
+    return GCOMM_SUCCESS;
+}
+
+/* [offset, offset + bytes) of local rank `target`'s part of world window `win`: its address (in
+ * this process) and local GPU, from the copy of the window table in a shadow segment. */
+static int gp_window(gcommi_gpu_proxy_t *gp, int32_t target, int32_t win, uint64_t offset,
+                     size_t bytes, char **addr, int *li)
+{
+    const gcommi_param_t *p = gp->base;
+    if (win < 0 || win >= GCOMMI_MAX_WINS || target < p->rank_base[gp->first] ||
+        target >= p->rank_base[gp->first + gp->nlocal])
+        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "window %d of rank %d is not a world window of "
+                            "this process", win, target);
+    const gcommi_win_entry_t *e = gcommi_seg_win(p, gp->wtab, win, target);
+    if (!__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) || offset > e->size ||
+        bytes > e->size - offset)
+        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "rank %d, window %d: [%llu, +%zu) outside its %llu "
+                            "bytes", target, win, (unsigned long long)offset, bytes,
+                            (unsigned long long)e->size);
+    *addr = (char *)(uintptr_t)e->addr + offset;
+    *li = e->gpu - gp->first;
+    return GCOMM_SUCCESS;
+}
+
+static int gp_deliver_put(void *ctx, int32_t target, int32_t win, uint64_t offset,
+                          const void *src, size_t bytes)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    char *dst = NULL;
+    int li = 0;
+    GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
+    return gp_copy(gp, li, dst, src, bytes, "proxy: put into a GPU window");
+}
+
+static int gp_read_window(void *ctx, int32_t target, int32_t win, uint64_t offset, void *dst,
+                          size_t bytes)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    char *src = NULL;
+    int li = 0;
+    GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &src, &li));
+    return gp_copy(gp, li, dst, src, bytes, "proxy: get from a GPU window");
+}
+
+/* The proxy is the producer of the lane from the source's GPU into the target: it reserves a slot
+ * with that lane's counter in the source GPU's shadow, waits for the credit the target rank
+ * returns there, and publishes into the lane's ring in mapped memory. The data of a put before
+ * it is in place: its copy has completed. */
+static int gp_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t win, int32_t tag)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    const gcommi_param_t *p = gp->base;
+    const int sg = gcommi_gpu_of_rank(p, source), tg = gcommi_gpu_of_rank(p, target);
+    const int li = tg - gp->first;
+    if (li < 0 || li >= gp->nlocal || !((p->remote_mask >> sg) & 1u))
+        return GCOMMI_ERROR(GCOMM_ERR_RANK, "notification from rank %d (GPU %d) to rank %d (GPU "
+                            "%d): not from a remote GPU to this process", source, sg, target, tg);
+    uint32_t slot = gcommi_lane_reserve(gcommi_seg_tail(p, sg, target));
+    const uint32_t *consumed = gcommi_seg_consumed(p, sg, target);
+    uint64_t start = gcommi_host_now_ns();
+    for (uint32_t spins = 1; !gcommi_lane_has_credit(consumed, slot, p->depth, 1); spins++) {
+        if (gcommi_host_now_ns() - start > p->timeout_ns)
+            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d takes no notifications (its lane "
+                                "from GPU %d is full)", target, sg);
+        gcommi_host_pause(spins);
+    }
+    gcommi_fence_sys();
+    uint64_t *ring = gp->remote_ring[li] +
+                     ((int64_t)(target - p->rank_base[tg]) * p->ngpus + sg) * p->depth;
+    gcommi_lane_publish(ring, p->depth, slot, source, tag, win, 1);
+    return GCOMM_SUCCESS;
+}
+
+/* Origins are in this process's memory: a GPU's (a rank's buffer) or the host's. */
+static int gp_read_origin(void *ctx, void *dst, uint64_t origin, size_t bytes)
+{
+    return gp_copy(ctx, 0, dst, (const void *)(uintptr_t)origin, bytes, "proxy: reading a put's "
+                   "origin");
+}
+
+static int gp_write_origin(void *ctx, uint64_t origin, const void *src, size_t bytes)
+{
+    return gp_copy(ctx, 0, (void *)(uintptr_t)origin, src, bytes, "proxy: writing a get's origin");
+}
+
+/* A failing rank records the stop in every GPU's control block as it sees them, shadows too. */
+static int gp_local_abort(void *ctx)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    return -(int32_t)gcommi_ld_acquire_sys(&gcommi_seg_ctrl(gp->base, gp->wtab)->abort.v);
+}
+
+static void gp_remote_abort(void *ctx, int code)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    uint32_t v = (uint32_t)(-code);
+    for (int i = 0; i < gp->nlocal; i++) {
+        char *w = gp->dev_seg[i] + gp->base->off_ctrl + offsetof(gcommi_ctrl_t, abort);
+        if (gp_copy(gp, i, w, &v, sizeof(v), "proxy: stopping the local ranks"))
+            GCOMM_LOG_ERROR("proxy", "%s", gcomm_last_error_detail());
+    }
+}
+
+/* ---- setup, start, stop ---- */
+
+int gcommi_gpu_proxy_setup(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt, gcommi_param_t *base)
+{
+    memset(gp, 0, sizeof(*gp));
+    gp->base = base;
+    gp->nlocal = rt->nlocal;
+    gp->first = rt->first;
+    gp->wtab = -1;
+    for (int g = 0; g < base->ngpus && gp->wtab < 0; g++)
+        if ((base->remote_mask >> g) & 1u) gp->wtab = g;
+    if (gp->wtab < 0) return GCOMMI_ERROR(GCOMM_ERR_INTERNAL, "proxy setup without remote GPUs");
+    if (rt->nlocal != 1)
+        return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this process drives %d GPUs in a job that "
+                            "reaches GPUs of other nodes through the proxy: one GPU per process "
+                            "for now (mpirun with a process per GPU)", rt->nlocal);
+    if (!rt->boot.proxy_transport)
+        return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this bootstrap has no transport for the proxy");
+    const uint32_t depth = ring_depth();
+    const size_t seg = round_up(base->seg_bytes, 256), W = (size_t)base->world_size;
+    size_t bytes = 0, off_shadow[GCOMMI_MAX_GPUS], off_ring[GCOMMI_MAX_GPUS];
+    size_t off_cons[GCOMMI_MAX_GPUS], off_lanes[GCOMMI_MAX_GPUS];
+    for (int g = 0; g < base->ngpus; g++)
+        if ((base->remote_mask >> g) & 1u) {
+            off_shadow[g] = bytes;
+            bytes += seg;
+        }
+    for (int i = 0; i < gp->nlocal; i++) {
+        int g = gp->first + i, n = base->rank_base[g + 1] - base->rank_base[g];
+        off_ring[i] = bytes;
+        bytes += round_up((size_t)depth * sizeof(gcommi_pq_cmd_t), 256);
+        off_cons[i] = bytes;
+        bytes += 256;
+        off_lanes[i] = bytes;
+        bytes += round_up((size_t)n * base->ngpus * base->depth * sizeof(uint64_t), 256);
+    }
+    size_t off_done = bytes;
+    bytes += round_up(W * sizeof(uint32_t), 256);
+    size_t off_errs = bytes;
+    bytes += round_up(W * sizeof(int32_t), 256);
+
+    CUDA_TRY(cudaSetDevice(rt->local[0].device), "cudaSetDevice");
+    CUDA_TRY(cudaHostAlloc((void **)&gp->host, bytes, cudaHostAllocMapped | cudaHostAllocPortable),
+             "proxy: mapped host memory");
+    gp->host_bytes = bytes;
+    memset(gp->host, 0, bytes);
+    /* the device addresses the memory where the host does (unified addressing), so the one
+     * parameter serves the kernels and the proxy */
+    void *dview = NULL;
+    CUDA_TRY(cudaHostGetDevicePointer(&dview, gp->host, 0), "proxy: device view of host memory");
+    if (dview != (void *)gp->host)
+        return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "mapped host memory has another address on the "
+                            "device (no unified addressing)");
+    for (int g = 0; g < base->ngpus; g++)
+        if ((base->remote_mask >> g) & 1u) base->seg[g] = gp->shadow[g] = gp->host + off_shadow[g];
+    for (int i = 0; i < gp->nlocal; i++) {
+        gp->ring[i] = (gcommi_pq_cmd_t *)(gp->host + off_ring[i]);
+        gp->consumed[i] = (uint32_t *)(gp->host + off_cons[i]);
+        gp->remote_ring[i] = (uint64_t *)(gp->host + off_lanes[i]);
+        uint32_t tail = 0;
+        gcommi_pq_t q = {gp->ring[i], &tail, gp->consumed[i], depth, 0};
+        gcommi_pq_init(&q, 0);
+        cudaStream_t s;
+        CUDA_TRY(cudaSetDevice(rt->local[i].device), "cudaSetDevice");
+        CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "proxy: stream");
+        gp->stream[i] = s;
+    }
+    gp->done = (uint32_t *)(gp->host + off_done);
+    gp->errs = (int32_t *)(gp->host + off_errs);
+    base->proxy_done = gp->done;
+    base->proxy_err = gp->errs;
+    gp->proc_of_rank = malloc(W * sizeof(int32_t));
+    if (!gp->proc_of_rank) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for the rank table");
+    for (size_t r = 0; r < W; r++)
+        gp->proc_of_rank[r] = base->proc_of_gpu[gcommi_gpu_of_rank(base, (int)r)];
+    return GCOMM_SUCCESS;
+}
+
+int gcommi_gpu_proxy_create(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt)
+{
+    GCOMMI_CHECK(rt->boot.proxy_transport(&rt->boot, &gp->transport));
+    gcommi_proxy_params_t pp;
+    memset(&pp, 0, sizeof(pp));
+    pp.transport = gp->transport;
+    pp.local = (gcommi_proxy_local_ops_t){gp, gp_deliver_put, gp_deliver_notify, gp_read_origin,
+                                          gp_write_origin, gp_read_window, gp_local_abort,
+                                          gp_remote_abort};
+    pp.nranks = gp->base->world_size;
+    pp.proc_of_rank = gp->proc_of_rank;
+    pp.done = gp->done;
+    pp.errs = gp->errs;
+    pp.nrings = gp->nlocal;
+    for (int i = 0; i < gp->nlocal; i++)
+        pp.rings[i] = (gcommi_pq_t){gp->ring[i], &gp->tail_mirror[i], gp->consumed[i],
+                                    ring_depth(), 0};
+    GCOMMI_CHECK(gcommi_proxy_create(&pp, &gp->proxy));
+    /* payloads move between the proxy's buffers and GPU memory: pinned, they go by DMA at once */
+    void *mem;
+    size_t bytes;
+    gcommi_proxy_buffers(gp->proxy, &mem, &bytes);
+    CUDA_TRY(cudaHostRegister(mem, bytes, cudaHostRegisterPortable), "proxy: pinning its buffers");
+    gp->pinned = mem;
+    return GCOMM_SUCCESS;
+}
+
+void gcommi_gpu_proxy_param(gcommi_gpu_proxy_t *gp, int i, gcommi_param_t *prm)
+{
+    gp->dev_seg[i] = gcommi_rt.local[i].seg;
+    uint32_t *tail = (uint32_t *)(gp->dev_seg[i] + prm->off_ctrl +
+                                  offsetof(gcommi_ctrl_t, proxy_tail));
+    prm->proxy_q = (gcommi_pq_t){gp->ring[i], tail, gp->consumed[i], ring_depth(), 0};
+    prm->remote_ring = gp->remote_ring[i];
+}
+
+int gcommi_gpu_proxy_start(gcommi_gpu_proxy_t *gp)
+{
+    return gcommi_proxy_start(gp->proxy);
+}
+
+int gcommi_gpu_proxy_stop(gcommi_gpu_proxy_t *gp)
+{
+    /* the kernels are over: every reservation is final */
+    for (int i = 0; i < gp->nlocal; i++) {
+        CUDA_TRY(cudaSetDevice(gp_device(gp, i)), "cudaSetDevice");
+        CUDA_TRY(cudaMemcpy(&gp->tail_mirror[i], gp->dev_seg[i] + gp->base->off_ctrl +
+                            offsetof(gcommi_ctrl_t, proxy_tail), sizeof(uint32_t),
+                            cudaMemcpyDeviceToHost), "proxy: reading the ring's reservations");
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    }
+    return gcommi_proxy_stop(gp->proxy, 0);
+}
+
+void gcommi_gpu_proxy_free(gcommi_gpu_proxy_t *gp)
+{
+    if (gp->pinned) cudaHostUnregister(gp->pinned);
+    if (gp->proxy) gcommi_proxy_destroy(gp->proxy); /* abandons a proxy that did not stop */
+    if (gp->transport) gp->transport->destroy(gp->transport);
+    for (int i = 0; i < GCOMMI_MAX_GPUS; i++)
+        if (gp->stream[i]) cudaStreamDestroy((cudaStream_t)gp->stream[i]);
+    if (gp->host) cudaFreeHost(gp->host);
+    free(gp->proc_of_rank);
+    cudaGetLastError();
+    memset(gp, 0, sizeof(*gp));
+}
