@@ -627,9 +627,12 @@ int main(int argc, char **argv)
         printf("bench_proxy: %d blocks x %d threads per process, ping-pong between world ranks 0 "
                "and %d; gcomm: median of %d launches, stages: median of %d\n", b.blocks,
                b.threads, b.b, b.gcomm_repeats, b.stage_repeats);
-        if (same_gpu)
-            printf("bench_proxy: note: both processes drive the same GPU; kernels of two "
-                   "processes time-share it (no MPS), which can dominate the latency\n");
+        if (same_gpu && getenv("CUDA_MPS_PIPE_DIRECTORY"))
+            printf("bench_proxy: note: both processes drive the same GPU, through MPS (their "
+                   "kernels run at once)\n");
+        else if (same_gpu)
+            printf("bench_proxy: note: both processes drive the same GPU; without MPS their "
+                   "kernels time-share it, which can dominate the latency\n");
         printf("%8s %10s %10s %6s %9s %9s %9s %9s %8s %6s  %s\n", "bytes", "gcomm_us",
                "gcomm_GB/s", "iters", "mpi_us", "d2h_GB/s", "mpi_GB/s", "h2d_GB/s", "slowest",
                "ratio", "verified");

@@ -115,21 +115,14 @@ static int host_setup(host_job_t *j, const int *counts, int nprocs, int me, uint
 
 /* ---- the proxy's delivery into this process's windows and lanes ---- */
 
-/* The window entry of local rank `target` in window `win`, checked for [offset, offset+bytes). */
+/* The address of [offset, offset + bytes) of local rank `target`'s part of world window `win`. */
 static int host_window(host_job_t *j, int32_t target, int32_t win, uint64_t offset, size_t bytes,
                        char **addr)
 {
     const gcommi_param_t *p = j->p;
-    if (win < 0 || win >= GCOMMI_MAX_WINS || target < p->rank_base[p->gpu] ||
-        target >= p->rank_base[p->gpu + 1]) /* only world windows are reached through the proxy */
-        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "window %d of rank %d is not a world window of "
-                            "this process", win, target);
-    const gcommi_win_entry_t *e = gcommi_seg_win(p, p->gpu, win, target);
-    if (!__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) || offset > e->size ||
-        bytes > e->size - offset)
-        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "rank %d, window %d: [%llu, +%zu) outside its %llu "
-                            "bytes", target, win, (unsigned long long)offset, bytes,
-                            (unsigned long long)e->size);
+    const gcommi_win_entry_t *e = NULL;
+    GCOMMI_CHECK(gcommi_proxy_window(p, p->gpu, p->rank_base[p->gpu], p->rank_base[p->gpu + 1],
+                                     target, win, offset, bytes, &e));
     *addr = (char *)(uintptr_t)e->addr + offset;
     return GCOMM_SUCCESS;
 }
@@ -152,27 +145,15 @@ static int host_read_window(void *ctx, int32_t target, int32_t win, uint64_t off
     return GCOMM_SUCCESS;
 }
 
-/* The proxy is the producer of the lane from the source's process into the target: it reserves
- * a slot with the lane's counter in that process's shadow segment, waits for credit (which the
- * target rank returns there), and publishes as a producer on that "GPU" would. */
+/* The proxy produces into the lane from the source's process into the target, whose ring is in
+ * this process's segment. */
 static int host_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t win,
                                int32_t tag)
 {
     const gcommi_param_t *p = ((host_job_t *)ctx)->p;
     const int me = p->gpu, sg = gcommi_gpu_of_rank(p, source);
-    uint32_t slot = gcommi_lane_reserve(gcommi_seg_tail(p, sg, target));
-    const uint32_t *consumed = gcommi_seg_consumed(p, sg, target);
-    uint64_t start = gcommi_host_now_ns();
-    for (uint32_t spins = 1; !gcommi_lane_has_credit(consumed, slot, p->depth, 1); spins++) {
-        if (gcommi_host_now_ns() - start > p->timeout_ns)
-            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d takes no notifications (its lane "
-                                "from process %d is full)", target, sg);
-        gcommi_host_pause(spins);
-    }
-    gcommi_fence_sys();
-    gcommi_lane_publish(gcommi_seg_ring(p, me, target - p->rank_base[me], sg), p->depth, slot,
-                        source, tag, win, 1);
-    return GCOMM_SUCCESS;
+    return gcommi_proxy_lane_publish(p, sg, gcommi_seg_ring(p, me, target - p->rank_base[me], sg),
+                                     target, source, win, tag);
 }
 
 static int host_read_origin(void *ctx, void *dst, uint64_t origin, size_t bytes)

@@ -16,20 +16,12 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "gcomm/detail/notif.h"
+#include "rma/cuda_try.h"
 #include "rma/api_check.h"
 #include "rma/devlog.h"
 #include "rma/proxy_gpu.h"
 #include "rma/runtime.h"
 #include "rma/segment.h"
-
-#define CUDA_TRY(call, what)                                                                   \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            cudaGetLastError();                                                                \
-            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));       \
-        }                                                                                      \
-    } while (0)
 
 /* What a process tells the others about each of its GPUs before a launch. */
 typedef struct {
@@ -39,11 +31,6 @@ typedef struct {
     unsigned char seg_ipc[GCOMMI_IPC_HANDLE_BYTES];
     gcommi_region_desc_t regions[GCOMMI_MAX_REGIONS];
 } gpu_info_t;
-
-
-
-
-
 
 /* Maps (or reuses the mapping of) another process's allocation; *view = NULL on failure. */
 static int ipc_map(gcommi_ipc_map_t *m, uint64_t serial, const unsigned char *handle,
@@ -97,8 +84,6 @@ int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t sh
     *blocks = per_sm * sms;
     return GCOMM_SUCCESS;
 }
-
-
 
 /* Phase 1 (local): ranks per local GPU, as asked or as many as can be resident at once. */
 static int phase_ranks(gcommi_rt_t *rt, const gcomm_launch_t *launch, gpu_info_t *mine)

@@ -10,17 +10,10 @@
 #include "common/log.h"
 #include "gcomm/detail/notif.h"
 #include "gcomm/detail/rank_prims.h"
+#include "rma/cuda_try.h"
 #include "rma/proxy_gpu.h"
+#include "rma/segment.h"
 #include "rma/rt_gpu.h"
-
-#define CUDA_TRY(call, what)                                                                   \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            cudaGetLastError();                                                                \
-            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));       \
-        }                                                                                      \
-    } while (0)
 
 static size_t round_up(size_t v, size_t a)
 {
@@ -70,16 +63,10 @@ static int gp_window(gcommi_gpu_proxy_t *gp, int32_t target, int32_t win, uint64
                      size_t bytes, char **addr, int *li)
 {
     const gcommi_param_t *p = gp->base;
-    if (win < 0 || win >= GCOMMI_MAX_WINS || target < p->rank_base[gp->first] ||
-        target >= p->rank_base[gp->first + gp->nlocal])
-        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "window %d of rank %d is not a world window of "
-                            "this process", win, target);
-    const gcommi_win_entry_t *e = gcommi_seg_win(p, gp->wtab, win, target);
-    if (!__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) || offset > e->size ||
-        bytes > e->size - offset)
-        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "rank %d, window %d: [%llu, +%zu) outside its %llu "
-                            "bytes", target, win, (unsigned long long)offset, bytes,
-                            (unsigned long long)e->size);
+    const gcommi_win_entry_t *e = NULL;
+    GCOMMI_CHECK(gcommi_proxy_window(p, gp->wtab, p->rank_base[gp->first],
+                                     p->rank_base[gp->first + gp->nlocal], target, win, offset,
+                                     bytes, &e));
     *addr = (char *)(uintptr_t)e->addr + offset;
     *li = e->gpu - gp->first;
     return GCOMM_SUCCESS;
@@ -118,20 +105,9 @@ static int gp_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t 
     if (li < 0 || li >= gp->nlocal || !((p->remote_mask >> sg) & 1u))
         return GCOMMI_ERROR(GCOMM_ERR_RANK, "notification from rank %d (GPU %d) to rank %d (GPU "
                             "%d): not from a remote GPU to this process", source, sg, target, tg);
-    uint32_t slot = gcommi_lane_reserve(gcommi_seg_tail(p, sg, target));
-    const uint32_t *consumed = gcommi_seg_consumed(p, sg, target);
-    uint64_t start = gcommi_host_now_ns();
-    for (uint32_t spins = 1; !gcommi_lane_has_credit(consumed, slot, p->depth, 1); spins++) {
-        if (gcommi_host_now_ns() - start > p->timeout_ns)
-            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d takes no notifications (its lane "
-                                "from GPU %d is full)", target, sg);
-        gcommi_host_pause(spins);
-    }
-    gcommi_fence_sys();
     uint64_t *ring = gp->remote_ring[li] +
                      ((int64_t)(target - p->rank_base[tg]) * p->ngpus + sg) * p->depth;
-    gcommi_lane_publish(ring, p->depth, slot, source, tag, win, 1);
-    return GCOMM_SUCCESS;
+    return gcommi_proxy_lane_publish(p, sg, ring, target, source, win, tag);
 }
 
 /* Origins are in this process's memory: a GPU's (a rank's buffer) or the host's. */

@@ -6,17 +6,9 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/memkind.h"
+#include "rma/cuda_try.h"
 #include "rma/rt_gpu.h"
 #include "rma/runtime.h"
-
-#define CUDA_TRY(call, what)                                                                   \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            cudaGetLastError();                                                                \
-            return GCOMMI_ERROR(GCOMM_ERR_CUDA, "%s: %s", what, cudaGetErrorString(e_));       \
-        }                                                                                      \
-    } while (0)
 
 int gcommi_rt_gpu_count(void)
 {

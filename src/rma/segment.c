@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "gcomm/detail/notif.h"
+#include "gcomm/detail/rank_prims.h"
 #include "rma/segment.h"
 
 const char *gcommi_op_name(int op)
@@ -73,6 +74,41 @@ void gcommi_segment_layout(gcommi_param_t *p, int maxlocal)
     p->seg_bytes = off;
 }
 
+
+int gcommi_proxy_window(const gcommi_param_t *p, int g, int32_t lo, int32_t hi, int32_t target,
+                        int32_t win, uint64_t offset, size_t bytes,
+                        const gcommi_win_entry_t **entry)
+{
+    /* only world windows are reached through the proxy */
+    if (win < 0 || win >= GCOMMI_MAX_WINS || target < lo || target >= hi)
+        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "window %d of rank %d is not a world window of "
+                            "this process", win, target);
+    const gcommi_win_entry_t *e = gcommi_seg_win(p, g, win, target);
+    if (!__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) || offset > e->size ||
+        bytes > e->size - offset)
+        return GCOMMI_ERROR(GCOMM_ERR_WINDOW, "rank %d, window %d: [%llu, +%zu) outside its %llu "
+                            "bytes", target, win, (unsigned long long)offset, bytes,
+                            (unsigned long long)e->size);
+    *entry = e;
+    return GCOMM_SUCCESS;
+}
+
+int gcommi_proxy_lane_publish(const gcommi_param_t *p, int sg, uint64_t *ring, int32_t target,
+                              int32_t source, int32_t win, int32_t tag)
+{
+    uint32_t slot = gcommi_lane_reserve(gcommi_seg_tail(p, sg, target));
+    const uint32_t *consumed = gcommi_seg_consumed(p, sg, target);
+    uint64_t start = gcommi_host_now_ns();
+    for (uint32_t spins = 1; !gcommi_lane_has_credit(consumed, slot, p->depth, 1); spins++) {
+        if (gcommi_host_now_ns() - start > p->timeout_ns)
+            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d takes no notifications (its lane "
+                                "from GPU or process %d is full)", target, sg);
+        gcommi_host_pause(spins);
+    }
+    gcommi_fence_sys();
+    gcommi_lane_publish(ring, p->depth, slot, source, tag, win, 1);
+    return GCOMM_SUCCESS;
+}
 
 void gcommi_print_reports(const gcommi_param_t *p, const gcommi_report_t *r, int host)
 {

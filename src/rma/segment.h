@@ -24,6 +24,21 @@ void gcommi_param_defaults(gcommi_param_t *p, uint32_t launch_id);
  * maxlocal ranks on one. */
 void gcommi_segment_layout(gcommi_param_t *p, int maxlocal);
 
+/* ---- the proxy's delivery, shared by host ranks (host_ranks.c) and GPU ranks (proxy_gpu.c) ---- */
+
+/* The entry of rank `target` in world window `win`, from the copy of the window table in segment
+ * `g` of p, checked: target one of the ranks [lo, hi) of this process, [offset, offset + bytes)
+ * inside its window. */
+int gcommi_proxy_window(const gcommi_param_t *p, int g, int32_t lo, int32_t hi, int32_t target,
+                        int32_t win, uint64_t offset, size_t bytes,
+                        const gcommi_win_entry_t **entry);
+
+/* The proxy as the producer of the lane from (remote) GPU `sg` into rank `target`: reserves a slot
+ * with the lane's counter in sg's shadow segment, waits for the credit the target rank returns
+ * there (up to p->timeout_ns), and publishes (source, tag, win) into `ring`, the lane's ring. */
+int gcommi_proxy_lane_publish(const gcommi_param_t *p, int sg, uint64_t *ring, int32_t target,
+                              int32_t source, int32_t win, int32_t tag);
+
 /* Prints what every stopped rank of GPU p->gpu (host != 0: of this process's host ranks) was
  * waiting for; r: its p->nlocal reports. */
 void gcommi_print_reports(const gcommi_param_t *p, const gcommi_report_t *r, int host);
