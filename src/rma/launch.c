@@ -341,7 +341,7 @@ int gcomm_launch(const gcomm_launch_t *launch)
     }
     gcommi_segment_layout(base, maxlocal);
     base->remote_mask = gcommi_gpu_remote_mask(rt);
-    use_proxy = base->remote_mask != 0; /* the same verdict in every process */
+    use_proxy = gcommi_gpu_job_spans_nodes(rt); /* the same verdict in every process */
 
     /* 2. segments; 3. exchange and map; 4. upload and reset, then free what was retired (every
      * process has moved its mappings on by then) */

@@ -38,6 +38,13 @@ uint32_t gcommi_gpu_remote_mask(const gcommi_rt_t *rt)
     return mask;
 }
 
+int gcommi_gpu_job_spans_nodes(const gcommi_rt_t *rt)
+{
+    for (int g = 1; g < rt->ngpus; g++)
+        if (rt->node_of_gpu[g] != rt->node_of_gpu[0]) return 1;
+    return 0;
+}
+
 /* ---- delivery into this process's GPU windows and lanes (called on the proxy thread) ---- */
 
 static int gp_device(const gcommi_gpu_proxy_t *gp, int li)
@@ -149,13 +156,13 @@ int gcommi_gpu_proxy_setup(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt, gcommi_param
     gp->nlocal = rt->nlocal;
     gp->first = rt->first;
     gp->wtab = -1;
-    for (int g = 0; g < base->ngpus && gp->wtab < 0; g++)
-        if ((base->remote_mask >> g) & 1u) gp->wtab = g;
-    if (gp->wtab < 0) return GCOMMI_ERROR(GCOMM_ERR_INTERNAL, "proxy setup without remote GPUs");
     if (rt->nlocal != 1)
         return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this process drives %d GPUs in a job that "
                             "reaches GPUs of other nodes through the proxy: one GPU per process "
                             "for now (mpirun with a process per GPU)", rt->nlocal);
+    for (int g = 0; g < base->ngpus && gp->wtab < 0; g++)
+        if ((base->remote_mask >> g) & 1u) gp->wtab = g;
+    if (gp->wtab < 0) return GCOMMI_ERROR(GCOMM_ERR_INTERNAL, "proxy setup without remote GPUs");
     if (!rt->boot.proxy_transport)
         return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this bootstrap has no transport for the proxy");
     const uint32_t depth = ring_depth();

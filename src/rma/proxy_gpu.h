@@ -46,6 +46,10 @@ typedef struct {
 /* The GPUs of the job that the GPUs of this process reach through the proxy (bit g). */
 uint32_t gcommi_gpu_remote_mask(const gcommi_rt_t *rt);
 
+/* Nonzero when the job's GPUs are on more than one node (the same answer in every process, also
+ * in one without GPUs): then every process takes part in setting up the proxies. */
+int gcommi_gpu_job_spans_nodes(const gcommi_rt_t *rt);
+
 /* Allocates and lays out the host memory of a launch whose parameter `base` (layout done) has
  * remote GPUs, points base->seg[g] of each remote GPU at its shadow and fills the proxy fields
  * every GPU shares (local: no other process takes part). */
