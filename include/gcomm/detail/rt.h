@@ -197,21 +197,12 @@ GCOMM_HD_INLINE uint32_t *gcommi_seg_consumed(const gcommi_param_t *p, int gpu, 
 }
 
 /* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory;
- * a lane from a remote GPU has its ring in p->remote_ring instead, see gcommi_param_lane_ring). */
+ * a lane from a remote GPU has its ring in p->remote_ring instead, laid out the same way). */
 GCOMM_HD_INLINE uint64_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gpu,
                                           int target_local, int src_gpu)
 {
     return (uint64_t *)(p->seg[target_gpu] + p->off_ring) +
            ((int64_t)target_local * p->ngpus + src_gpu) * p->depth;
-}
-
-/* Ring of the lane from `src_gpu` into local rank `local` of p's own GPU, wherever it lives: in
- * the GPU's segment, or in mapped pinned host memory when its producer is the proxy. */
-GCOMM_HD_INLINE uint64_t *gcommi_param_lane_ring(const gcommi_param_t *p, int local, int src_gpu)
-{
-    uint64_t *base = ((p->remote_mask >> src_gpu) & 1u) ? p->remote_ring
-                                                        : (uint64_t *)(p->seg[p->gpu] + p->off_ring);
-    return base + ((int64_t)local * p->ngpus + src_gpu) * p->depth;
 }
 
 GCOMM_HD_INLINE gcommi_priv_t *gcommi_seg_priv(const gcommi_param_t *p, int gpu, int local)
