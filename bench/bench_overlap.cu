@@ -1,7 +1,9 @@
 /* Overlap of computation and communication: the dCUDA paper's "overlap" micro-benchmark (Gysi,
  * Baer, Hoefler, SC'16, Section IV, Figs. 7 and 8) on gcomm.
  *
- * One kernel, launched with gcomm_launch on every GPU this process drives (gcomm_init), runs each
+ * One kernel, launched with gcomm_launch on every GPU of the job (one process driving every GPU:
+ * gcomm_init; or, under mpirun, one process per GPU: apps/app_job.h, e.g.
+ * `GCOMM_FORCE_PROXY=1 mpirun -n 2 bench_overlap` for the exchange through the proxy), runs each
  * thread block as one rank; the ranks are over-decomposed (default: as many as are resident, at
  * most --ranks-per-sm per SM) so that while some ranks of an SM wait for their halos, the
  * hardware scheduler runs others' computation. Every iteration of every rank does
@@ -52,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_job.h"
 #include "bench_cuda.h"
 #include "bench_util.h"
 #include "gcomm/device.cuh"
@@ -225,7 +228,9 @@ __global__ void k_fill_random(uint4 *p, size_t words, uint32_t seed)
 /* ---- host ---- */
 
 typedef struct {
-    int ngpus, dev[GCOMM_MAX_GPUS];
+    const app_job_t *job; /* the processes (one without mpirun) */
+    int root;             /* this process prints and writes the CSV */
+    int ngpus, dev[GCOMM_MAX_GPUS]; /* this process's GPUs, job GPUs job->first + g */
     int blocks;      /* ranks per GPU */
     int ranks;       /* ranks of the job (all GPUs) */
     int threads;     /* per rank */
@@ -322,18 +327,33 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
     }
     GK(gcomm_launch(&l));
     double worst = 0;
+    unsigned errs = 0;
     for (int g = 0; g < b->ngpus; g++) {
         kclock_t c;
         CK(cudaSetDevice(b->dev[g]));
         CK(cudaMemcpy(&c, b->clk[g], sizeof(c), cudaMemcpyDeviceToHost));
-        *errors += c.errors;
+        errs += c.errors;
         double us = 1e-3 * (double)(c.t1 - c.t0);
         if (us > worst) worst = us;
     }
-    return worst / (double)kp->iters;
+    /* the job's figures: the slowest GPU of any process, errors anywhere */
+    *errors += (unsigned)app_job_max(b->job, (double)errs);
+    return app_job_max(b->job, worst) / (double)kp->iters;
 }
 
-/* World rank r lives on GPU r / blocks as block r % blocks. */
+/* World rank r lives on job GPU r / blocks as block r % blocks; this process checks those on its
+ * GPUs (local index r / blocks - first), the verify_* results are then combined over the job. */
+static int local_gpu_of(const bench_t *b, int r)
+{
+    int g = r / b->blocks - b->job->first;
+    return g >= 0 && g < b->ngpus ? g : -1;
+}
+
+static int job_ok(const bench_t *b, int ok)
+{
+    return !app_job_any(b->job, !ok);
+}
+
 static int sample_ranks(const bench_t *b, int *out)
 {
     int cand[6] = {0, 1, b->blocks - 1, b->blocks, b->ranks / 2 + 1, b->ranks - 1};
@@ -359,7 +379,8 @@ static int verify_halos(const bench_t *b)
         exit(1);
     }
     for (int k = 0; k < n && ok; k++) {
-        int r = rs[k], g = r / b->blocks, lr = r % b->blocks;
+        int r = rs[k], g = local_gpu_of(b, r), lr = r % b->blocks;
+        if (g < 0) continue;
         int left = (r + b->ranks - 1) % b->ranks, right = (r + 1) % b->ranks;
         CK(cudaSetDevice(b->dev[g]));
         CK(cudaMemcpy(got, b->halo[g] + (size_t)lr * 2 * h, 2 * h, cudaMemcpyDeviceToHost));
@@ -375,7 +396,7 @@ static int verify_halos(const bench_t *b)
         }
     }
     free(got);
-    return ok;
+    return job_ok(b, ok);
 }
 
 /* The sampled ranks' sqrt results, within 1e-6 relative. */
@@ -388,7 +409,8 @@ static int verify_sqrt(const bench_t *b)
         exit(1);
     }
     for (int k = 0; k < n && ok; k++) {
-        int g = rs[k] / b->blocks, lr = rs[k] % b->blocks;
+        int g = local_gpu_of(b, rs[k]), lr = rs[k] % b->blocks;
+        if (g < 0) continue;
         size_t base = (size_t)lr * b->threads;
         CK(cudaSetDevice(b->dev[g]));
         CK(cudaMemcpy(got, b->cout[g] + base, sizeof(double) * (size_t)b->threads,
@@ -405,7 +427,7 @@ static int verify_sqrt(const bench_t *b)
         }
     }
     free(got);
-    return ok;
+    return job_ok(b, ok);
 }
 
 /* The sampled ranks' last copied chunk equals its source. */
@@ -420,7 +442,8 @@ static int verify_copy(const bench_t *b, const kparams_t *kp)
     }
     const size_t chunk = (size_t)((b->iters - 1) % kp->nchunks);
     for (int k = 0; k < n && ok; k++) {
-        int g = rs[k] / b->blocks, lr = rs[k] % b->blocks;
+        int g = local_gpu_of(b, rs[k]), lr = rs[k] % b->blocks;
+        if (g < 0) continue;
         size_t off = (size_t)lr * b->region_words + chunk * kp->chunk_words;
         CK(cudaSetDevice(b->dev[g]));
         CK(cudaMemcpy(s, b->msrc[g] + off, bytes, cudaMemcpyDeviceToHost));
@@ -434,7 +457,7 @@ static int verify_copy(const bench_t *b, const kparams_t *kp)
     }
     free(s);
     free(d);
-    return ok;
+    return job_ok(b, ok);
 }
 
 /* Median of `repeats` launches' time per iteration (after a warm-up launch); used for the
@@ -465,7 +488,8 @@ static void calibrate(const bench_t *b, int workload, double tx, int *nr_iters, 
     for (int round = 0; round < 4; round++) {
         kparams_t kp = make_params(b, workload, MODE_COMPUTE, *nr_iters, *chunk_words);
         double tc = median_of(b, &kp, 1);
-        printf("  calibrating %s: %s %zu -> compute only %.2f us/iter (exchange only %.2f)\n",
+        if (b->root)
+            printf("  calibrating %s: %s %zu -> compute only %.2f us/iter (exchange only %.2f)\n",
                wl_name[workload], workload == WL_COMPUTE ? "nr_iters" : "copy_bytes",
                workload == WL_COMPUTE ? (size_t)*nr_iters : *chunk_words * 16, tc, tx);
         if (tc <= 0) break;
@@ -490,7 +514,7 @@ static void calibrate(const bench_t *b, int workload, double tx, int *nr_iters, 
 
 static void row(const bench_t *b, int workload, int mode, double us, double ratio)
 {
-    if (b->csv == NULL) return;
+    if (b->csv == NULL || !b->root) return;
     fprintf(b->csv, "%s,%s,%d,%d,%zu,%d,%.3f,", wl_name[workload], mode_name[mode], b->ranks,
             b->threads, b->halo_bytes, b->iters, us);
     if (ratio > 0) fprintf(b->csv, "%.4f", ratio);
@@ -562,13 +586,14 @@ static void bench_workload(bench_t *b, int workload, int enabled[NMODES], int nr
         else snprintf(param, sizeof(param), "copy=%zuB", chunk_words * 16);
         char rs[16] = "";
         if (m == MODE_BOTH && ratio > 0) snprintf(rs, sizeof(rs), "%.3f", ratio);
-        printf("%-8s %-9s %6d %7d %9zu %6d %-14s %12.3f %7s  %s\n", wl_name[workload],
-               mode_name[m], b->ranks, b->threads, b->halo_bytes, b->iters, param, med[m], rs,
-               good ? "yes" : "NO");
+        if (b->root)
+            printf("%-8s %-9s %6d %7d %9zu %6d %-14s %12.3f %7s  %s\n", wl_name[workload],
+                   mode_name[m], b->ranks, b->threads, b->halo_bytes, b->iters, param, med[m], rs,
+                   good ? "yes" : "NO");
         if (errors[m]) fprintf(stderr, "bench_overlap: %u failed gcomm calls\n", errors[m]);
         row(b, workload, m, med[m], m == MODE_BOTH ? ratio : 0);
     }
-    if (ratio > 0) {
+    if (ratio > 0 && b->root) {
         double target = workload == WL_MEMORY ? 1.10 : 1.25;
         double mx = med[MODE_COMPUTE] > med[MODE_EXCHANGE] ? med[MODE_COMPUTE] : med[MODE_EXCHANGE];
         printf("  %s: ratio both/max = %.3f (target <= %.2f: %s); no overlap at all would be "
@@ -680,11 +705,15 @@ int main(int argc, char **argv)
         printf("bench_overlap: no GPU (cudaGetDeviceCount), skipped\n");
         return 77;
     }
-    GK(gcomm_init());
-    GK(gcomm_local_devices(&b.ngpus, b.dev));
-    if (b.ngpus == 0) {
-        printf("bench_overlap: gcomm drives no GPU, skipped\n");
-        GK(gcomm_finalize());
+    app_job_t job;
+    GK(app_job_init(&argc, &argv, &job));
+    b.job = &job;
+    b.root = job.rank == 0;
+    b.ngpus = job.nlocal;
+    memcpy(b.dev, job.dev, sizeof(b.dev));
+    if (app_job_any(&job, b.ngpus == 0)) {
+        if (b.root) printf("bench_overlap: a process drives no GPU, skipped\n");
+        GK(app_job_finalize(&job));
         return 77;
     }
     const void *kernel = gcomm_kernel(k_overlap);
@@ -706,11 +735,12 @@ int main(int argc, char **argv)
         if (sms < b.sms) b.sms = sms;
     }
     if ((long)rps * b.sms < b.blocks) b.blocks = rps * b.sms;
+    b.blocks = (int)app_job_min_long(&job, b.blocks); /* every GPU of the job runs as many */
     if (b.blocks < 1) {
         fprintf(stderr, "bench_overlap: no rank of %d threads fits a GPU\n", b.threads);
         return 1;
     }
-    b.ranks = b.blocks * b.ngpus;
+    b.ranks = b.blocks * job.ngpus;
     b.region_words = b.mem_bytes / 16 / (size_t)b.blocks / (size_t)b.threads * (size_t)b.threads;
     if (b.region_words < (size_t)b.threads) b.region_words = (size_t)b.threads;
 
@@ -740,7 +770,7 @@ int main(int argc, char **argv)
         GK(gcomm_malloc((size_t)b.blocks * 3 * b.halo_bytes, (void **)&b.halo[g]));
         CK(cudaMalloc((void **)&b.clk[g], sizeof(kclock_t)));
     }
-    if (csv) {
+    if (csv && b.root) {
         b.csv = fopen(csv, "w");
         if (b.csv == NULL) {
             perror(csv);
@@ -749,22 +779,26 @@ int main(int argc, char **argv)
         fprintf(b.csv, "workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio\n");
     }
 
-    bench_print_environment(stdout, argc, argv);
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, b.dev[0]));
-    printf("bench_overlap: %d x %s (%d SMs), %d ranks per GPU (%.2f per SM) of %d threads, "
-           "%d ranks on a ring, halo %zu B each way, %d iterations, median of %d launches\n",
-           b.ngpus, prop.name, b.sms, b.blocks, (double)b.blocks / b.sms, b.threads, b.ranks,
-           b.halo_bytes, b.iters, b.repeats);
-    if (b.blocks < 2 * b.sms)
-        printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");
+    if (b.root) {
+        bench_print_environment(stdout, argc, argv);
+        printf("bench_overlap: %d x %s (%d SMs)%s, %d ranks per GPU (%.2f per SM) of %d threads, "
+               "%d ranks on a ring, halo %zu B each way, %d iterations, median of %d launches\n",
+               job.ngpus, prop.name, b.sms, job.mpi ? ", one process per GPU" : "", b.blocks,
+               (double)b.blocks / b.sms, b.threads, b.ranks, b.halo_bytes, b.iters, b.repeats);
+        if (b.blocks < 2 * b.sms)
+            printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");
+        printf("%-8s %-9s %6s %7s %9s %6s %-14s %12s %7s  %s\n", "workload", "mode", "ranks",
+               "threads", "halo_B", "iters", "param", "us_per_iter", "ratio", "verified");
+    }
     double t0 = bench_now();
-    printf("%-8s %-9s %6s %7s %9s %6s %-14s %12s %7s  %s\n", "workload", "mode", "ranks",
-           "threads", "halo_B", "iters", "param", "us_per_iter", "ratio", "verified");
     for (int w = 0; w < 2; w++)
         if (wl_mask & (1 << w)) bench_workload(&b, w, enabled, nr_fixed, copy_fixed);
-    printf("bench_overlap: %.1f s, %s\n", bench_now() - t0,
-           b.failed ? "VERIFICATION FAILED" : "all verified");
+    b.failed = app_job_any(&job, b.failed);
+    if (b.root)
+        printf("bench_overlap: %.1f s, %s\n", bench_now() - t0,
+               b.failed ? "VERIFICATION FAILED" : "all verified");
 
     if (b.csv && fclose(b.csv) != 0) {
         perror(csv);
@@ -780,6 +814,6 @@ int main(int argc, char **argv)
         CK(cudaFree(b.clk[g]));
         free(b.hin[g]);
     }
-    GK(gcomm_finalize());
+    GK(app_job_finalize(&job));
     return b.failed ? 1 : 0;
 }

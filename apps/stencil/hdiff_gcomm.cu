@@ -29,6 +29,10 @@
  * overtake a neighbour still reading them in iteration t. The in/out arrays alternate (the out
  * window of t is the in window of t+1), like the paper's Fig. 2 program.
  *
+ * Under mpirun every process drives one GPU of the job (app_job.h: gcomm_init_mpi), e.g.
+ * `GCOMM_FORCE_PROXY=1 mpirun -n 2 hdiff_gcomm` runs the halo exchange between the processes'
+ * GPUs through the proxy; the figures and the verification cover the whole job.
+ *
  * Usage: hdiff_gcomm [--ni N] [--nj N] [--nk N] [--steps N] [--blocks-per-gpu N] [--threads N]
  *                    [--reps N] [--check 0|1]      (defaults: the paper's 128 x 320 x 26 per GPU)
  * Exit: 0 verified (or --check 0), 1 wrong result or error, 77 no GPU. */
@@ -41,6 +45,7 @@
 #include "gcomm/device.cuh"
 #include "gcomm/gcomm.h"
 
+#include "app_job.h"
 #include "app_util.h"
 #include "hdiff_common.h"
 
@@ -254,12 +259,12 @@ int main(int argc, char **argv)
         printf("hdiff_gcomm: no usable GPU (cudaGetDeviceCount), skipped\n");
         return APP_SKIP;
     }
-    GCOMM_CHECK(gcomm_init());
-    int ngpus = 0, dev[GCOMM_MAX_GPUS];
-    GCOMM_CHECK(gcomm_local_devices(&ngpus, dev));
-    if (ngpus == 0) {
-        printf("hdiff_gcomm: gcomm drives no GPU, skipped\n");
-        GCOMM_CHECK(gcomm_finalize());
+    app_job_t job;
+    GCOMM_CHECK(app_job_init(&argc, &argv, &job));
+    const int ngpus = job.nlocal, *dev = job.dev, root = job.rank == 0;
+    if (app_job_any(&job, ngpus == 0)) {
+        if (root) printf("hdiff_gcomm: a process drives no GPU, skipped\n");
+        GCOMM_CHECK(app_job_finalize(&job));
         return APP_SKIP;
     }
     const void *kernel = gcomm_kernel(hdiff_kernel);
@@ -278,18 +283,21 @@ int main(int argc, char **argv)
             if (b < blocks) blocks = b;
         }
         if (blocks > o.nj) blocks = (int)o.nj;
+        blocks = (int)app_job_min_long(&job, blocks); /* every GPU of the job runs as many */
     }
 
-    const long nj_global = o.nj * ngpus;
+    const long nj_global = o.nj * job.ngpus;
     hd_layout_t Lg; /* one GPU's arrays */
     Lg.ni = (int)o.ni;
     Lg.nk = (int)o.nk;
     Lg.lines = o.nj + 2;
     const size_t gpu_elems = hd_plane(Lg) * (size_t)o.nk, gpu_bytes = gpu_elems * sizeof(double);
-    printf("hdiff_gcomm (horizontal diffusion, one kernel, notified puts): %d GPU(s) x %d ranks "
-           "of %ld threads; domain %ld x %ld x %ld (ni x nj x nk, %ld x %ld x %ld per GPU), "
-           "%ld steps\n",
-           ngpus, blocks, o.threads, o.ni, nj_global, o.nk, o.ni, o.nj, o.nk, o.steps);
+    if (root)
+        printf("hdiff_gcomm (horizontal diffusion, one kernel, notified puts): %d GPU(s) x %d "
+               "ranks of %ld threads%s; domain %ld x %ld x %ld (ni x nj x nk, %ld x %ld x %ld per "
+               "GPU), %ld steps\n",
+               job.ngpus, blocks, o.threads, job.mpi ? ", one process per GPU" : "", o.ni,
+               nj_global, o.nk, o.ni, o.nj, o.nk, o.steps);
 
     /* Per GPU: in/out (alternating), lap and fly have windows, so they come from gcomm_malloc;
      * flx (never exchanged) and coeff (read only) are plain device memory. */
@@ -315,7 +323,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMalloc((void **)&flx[g], gpu_bytes));
         CUDA_CHECK(cudaMalloc((void **)&coeff[g], gpu_bytes));
         CUDA_CHECK(cudaMalloc((void **)&clk[g], sizeof(hd_clock_t)));
-        hd_fill(Lg, (long)g * o.nj, o.nj, nj_global, h_in[g], h_coeff);
+        hd_fill(Lg, (long)(job.first + g) * o.nj, o.nj, nj_global, h_in[g], h_coeff);
         CUDA_CHECK(cudaMemcpy(coeff[g], h_coeff, gpu_bytes, cudaMemcpyHostToDevice));
     }
 
@@ -368,7 +376,7 @@ int main(int argc, char **argv)
         if (rc != GCOMM_SUCCESS) {
             fprintf(stderr, "hdiff_gcomm: gcomm_launch failed: %s (%s)\n", gcomm_error_string(rc),
                     gcomm_last_error_detail());
-            return 1;
+            return 1; /* (every process's launch fails alike) */
         }
         double worst = 0;
         for (int g = 0; g < ngpus; g++) {
@@ -378,7 +386,8 @@ int main(int argc, char **argv)
             double dt = 1e-9 * (double)(c.end - c.start);
             if (dt > worst) worst = dt;
         }
-        t_kernel[r] = worst;
+        t_kernel[r] = app_job_max(&job, worst);
+        t_host[r] = app_job_max(&job, t_host[r]);
     }
     const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
     double kernel_it = app_median(t_kernel + 1, (int)o.reps) * per_step;
@@ -406,28 +415,32 @@ int main(int argc, char **argv)
                 for (long jl = 1; jl <= o.nj; jl++)
                     for (int i = 0; i < Lg.ni; i++) {
                         double got = h_out[hd_at(Lg, i, jl, k)];
-                        double want = ref[hd_at(L, i, (long)g * o.nj + jl, k)];
+                        double want = ref[hd_at(L, i, (long)(job.first + g) * o.nj + jl, k)];
                         double d = fabs(got - want);
                         if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d; /* NaN counts */
                         if (fabs(want) > maxref) maxref = fabs(want);
                     }
         }
+        maxerr = app_job_max(&job, maxerr);
+        maxref = app_job_max(&job, maxref);
         rel = maxref > 0 ? maxerr / maxref : maxerr;
         verified = rel < 1e-12;
         free(ref);
     }
 
-    printf("time per iteration: %.3f us in-kernel (between world barriers, median of %ld), "
-           "%.3f us host (whole gcomm_launch / steps)\n",
-           kernel_it * 1e6, o.reps, host_it * 1e6);
-    printf("effective memory bandwidth: %.1f GB/s (11 array accesses per point and iteration, "
-           "in-kernel time)\n",
-           kernel_it > 0 ? bytes_it / kernel_it * 1e-9 : 0.0);
-    if (verified < 0)
-        printf("verified: not checked (--check 0)\n");
-    else
-        printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
-               verified ? "yes" : "NO", rel);
+    if (root) {
+        printf("time per iteration: %.3f us in-kernel (between world barriers, median of %ld), "
+               "%.3f us host (whole gcomm_launch / steps)\n",
+               kernel_it * 1e6, o.reps, host_it * 1e6);
+        printf("effective memory bandwidth: %.1f GB/s (11 array accesses per point and "
+               "iteration, in-kernel time)\n",
+               kernel_it > 0 ? bytes_it / kernel_it * 1e-9 : 0.0);
+        if (verified < 0)
+            printf("verified: not checked (--check 0)\n");
+        else
+            printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
+                   verified ? "yes" : "NO", rel);
+    }
 
     for (int g = 0; g < ngpus; g++) {
         CUDA_CHECK(cudaSetDevice(dev[g]));
@@ -439,7 +452,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaFree(coeff[g]));
         CUDA_CHECK(cudaFree(clk[g]));
     }
-    GCOMM_CHECK(gcomm_finalize());
+    GCOMM_CHECK(app_job_finalize(&job));
     for (int g = 0; g < ngpus; g++) free(h_in[g]);
     free(h_coeff);
     free(h_out);

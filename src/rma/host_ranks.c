@@ -204,9 +204,15 @@ static int host_proxy_start(host_job_t *j, gcommi_bootstrap_t *boot)
     gcommi_proxy_params_t pp;
     memset(&pp, 0, sizeof(pp));
     pp.transport = j->transport;
-    pp.local = (gcommi_proxy_local_ops_t){j, host_deliver_put, host_deliver_notify,
-                                          host_read_origin, host_write_origin, host_read_window,
-                                          host_local_abort, host_remote_abort};
+    /* plain memcpy: no asynchronous forms */
+    pp.local = (gcommi_proxy_local_ops_t){.ctx = j,
+                                          .deliver_put = host_deliver_put,
+                                          .deliver_notify = host_deliver_notify,
+                                          .read_origin = host_read_origin,
+                                          .write_origin = host_write_origin,
+                                          .read_window = host_read_window,
+                                          .local_abort = host_local_abort,
+                                          .remote_abort = host_remote_abort};
     pp.nranks = p->world_size;
     pp.proc_of_rank = j->proc_of_rank;
     pp.rings[0] = j->ring;

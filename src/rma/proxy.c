@@ -86,8 +86,19 @@ typedef struct buf_s {
     int chan;
     size_t cap;
     unsigned char *mem; /* header, then data */
-    struct buf_s *next_free;
+    struct buf_s *next_free; /* a free list, or a queue of buffers waiting for their copy */
+    /* while an asynchronous copy runs (local ops' *_start): a received put's piece that waits for
+     * its delivery before the buffer is posted again, or a message to send once its data is in */
+    uint64_t ticket;
+    int peer;
+    size_t len;
 } buf_t;
+
+/* Buffers waiting for their copies, oldest first. */
+typedef struct {
+    buf_t *head, *tail;
+    int n;
+} bufq_t;
 
 /* An outgoing message stream: a command's message(s) or a get reply. */
 enum { SRC_NONE, SRC_INLINE, SRC_ORIGIN, SRC_WINDOW };
@@ -186,6 +197,8 @@ struct gcommi_proxy_s {
     buf_t *bufs, *free_small, *free_bulk;
     int nbufs, sends_out, recvs_posted;
     job_t *small_q, *small_q_tail, *bulk_q, *bulk_q_tail;
+    bufq_t filling; /* send buffers whose data is being copied in (read_origin_start) */
+    bufq_t held;    /* receive buffers whose data is being copied out (deliver_put_start) */
     reply_t *free_replies;
     void **reply_blocks;
     int nreply_blocks;
@@ -477,6 +490,36 @@ static int send_buf(gcommi_proxy_t *p, int peer, buf_t *b, size_t len)
     return 0;
 }
 
+static void bufq_push(bufq_t *q, buf_t *b)
+{
+    b->next_free = NULL;
+    if (q->tail) q->tail->next_free = b;
+    else q->head = b;
+    q->tail = b;
+    q->n++;
+}
+
+static buf_t *bufq_pop(bufq_t *q)
+{
+    buf_t *b = q->head;
+    q->head = b->next_free;
+    if (!q->head) q->tail = NULL;
+    q->n--;
+    return b;
+}
+
+/* The oldest buffer of q whose copy is over, taken off q, with the copy's outcome in *st; NULL
+ * while it runs. */
+static buf_t *bufq_copied(gcommi_proxy_t *p, bufq_t *q, int32_t *st)
+{
+    if (!q->head) return NULL;
+    const gcommi_proxy_local_ops_t *l = &p->prm.local;
+    int rc = CALLBACK(p, "copy_done", l->copy_done(l->ctx, q->head->ticket));
+    if (rc == 0) return NULL;
+    *st = rc == 1 ? GCOMM_SUCCESS : rc < 0 ? rc : GCOMM_ERR_INTERNAL;
+    return bufq_pop(q);
+}
+
 static int32_t read_job(gcommi_proxy_t *p, const job_t *j, unsigned char *dst, uint64_t pos,
                         size_t n)
 {
@@ -489,6 +532,53 @@ static int32_t read_job(gcommi_proxy_t *p, const job_t *j, unsigned char *dst, u
                                                          j->hdr.offset + pos, dst, n));
     }
     return 0;
+}
+
+/* Reads [pos, pos + n) of a job into b after the header: at once, or, for a put's origin when
+ * the local ops copy asynchronously, by starting the copy (*ticket then names it). */
+static int32_t read_piece(gcommi_proxy_t *p, const job_t *j, buf_t *b, uint64_t pos, size_t n,
+                          uint64_t *ticket)
+{
+    const gcommi_proxy_local_ops_t *l = &p->prm.local;
+    *ticket = 0;
+    if (j->data == SRC_ORIGIN && l->read_origin_start)
+        return CALLBACK(p, "read_origin_start", l->read_origin_start(l->ctx, b->mem + HDR_BYTES,
+                                                                     j->origin + pos, n, ticket));
+    return read_job(p, j, b->mem + HDR_BYTES, pos, n);
+}
+
+/* Sends b's message now, or, while its data is being copied in, once the copy is over
+ * (pump_filled, in the order the copies started). */
+static int send_piece(gcommi_proxy_t *p, int peer, buf_t *b, size_t len, uint64_t ticket)
+{
+    if (!ticket) return send_buf(p, peer, b, len);
+    b->peer = peer;
+    b->len = len;
+    b->ticket = ticket;
+    bufq_push(&p->filling, b);
+    return 0;
+}
+
+/* Sends the messages whose data has been copied in; a failed copy sends its piece as failed,
+ * without data (the target records the failure, the origin hears it with the acknowledgement). */
+static int pump_filled(gcommi_proxy_t *p)
+{
+    int work = 0;
+    buf_t *b;
+    int32_t st;
+    while ((b = bufq_copied(p, &p->filling, &st))) {
+        size_t len = b->len;
+        if (st) {
+            msg_hdr_t h;
+            memcpy(&h, b->mem, HDR_BYTES);
+            h.status = st;
+            memcpy(b->mem, &h, HDR_BYTES);
+            len = HDR_BYTES;
+        }
+        if (send_buf(p, b->peer, b, len)) return work;
+        work = 1;
+    }
+    return work;
 }
 
 /* The last message of a job is about to be sent. A command now waits for its answer; a get reply
@@ -528,10 +618,11 @@ static int pump_small(gcommi_proxy_t *p)
         h.pos = 0;
         h.len = j->send_total;
         h.status = j->status;
-        if (!h.status && h.len) h.status = read_job(p, j, b->mem + HDR_BYTES, 0, h.len);
+        uint64_t ticket = 0;
+        if (!h.status && h.len) h.status = read_piece(p, j, b, 0, h.len, &ticket);
         job_last(p, j, &h);
         memcpy(b->mem, &h, HDR_BYTES);
-        if (send_buf(p, j->peer, b, HDR_BYTES + (h.status ? 0 : h.len))) return work;
+        if (send_piece(p, j->peer, b, HDR_BYTES + (h.status ? 0 : h.len), ticket)) return work;
         if (j->is_reply) free_reply(p, j);
         work = 1;
     }
@@ -539,7 +630,8 @@ static int pump_small(gcommi_proxy_t *p)
 }
 
 /* Large transfers, one stream at a time in order, each piece through its own bounce buffer, so
- * that reading piece k + 1 overlaps the transfer of piece k. */
+ * that reading piece k + 1 overlaps the transfer of piece k (and with asynchronous copies, the
+ * copies of several pieces run while earlier ones are on the wire). */
 static int pump_bulk(gcommi_proxy_t *p)
 {
     int work = 0;
@@ -551,7 +643,8 @@ static int pump_bulk(gcommi_proxy_t *p)
         uint64_t left = j->send_total - j->pos;
         h.pos = j->pos;
         h.len = left < p->chunk ? left : p->chunk;
-        if (!j->status) j->status = read_job(p, j, b->mem + HDR_BYTES, j->pos, h.len);
+        uint64_t ticket = 0;
+        if (!j->status) j->status = read_piece(p, j, b, j->pos, h.len, &ticket);
         if (j->status) h.len = left; /* the rest is sent as failed, in this one message */
         h.status = j->status;
         j->pos += h.len;
@@ -562,7 +655,7 @@ static int pump_bulk(gcommi_proxy_t *p)
             job_last(p, j, &h);
         }
         memcpy(b->mem, &h, HDR_BYTES);
-        if (send_buf(p, j->peer, b, HDR_BYTES + (h.status ? 0 : h.len))) return work;
+        if (send_piece(p, j->peer, b, HDR_BYTES + (h.status ? 0 : h.len), ticket)) return work;
         if (last && j->is_reply) free_reply(p, j);
         work = 1;
     }
@@ -635,15 +728,9 @@ static void put_complete(gcommi_proxy_t *p, int peer, const msg_hdr_t *h, int32_
     ack_push(p, peer, h->xfer, st);
 }
 
-static void on_put(gcommi_proxy_t *p, int peer, const msg_hdr_t *h, const unsigned char *data)
+/* A piece of a put has been delivered (or failed, st): once all of it is, the put is complete. */
+static void put_piece_done(gcommi_proxy_t *p, int peer, const msg_hdr_t *h, int32_t st)
 {
-    int32_t st = h->status;
-    if (!st && !is_local_rank(p, h->target)) st = GCOMM_ERR_RANK;
-    if (!st && h->len) {
-        const gcommi_proxy_local_ops_t *l = &p->prm.local;
-        st = CALLBACK(p, "deliver_put", l->deliver_put(l->ctx, h->target, h->win,
-                                                        h->offset + h->pos, data, h->len));
-    }
     if (h->pos == 0 && h->len == h->total) {
         put_complete(p, peer, h, st);
         return;
@@ -678,6 +765,54 @@ static void on_put(gcommi_proxy_t *p, int peer, const msg_hdr_t *h, const unsign
         put_complete(p, peer, &in->hdr, in->status);
         p->in[i] = p->in[--p->nin];
     }
+}
+
+/* A piece of a put arrived in b: delivered at once, or by a copy that b waits for (returns 1:
+ * b is held, pump_held posts it again). */
+static int on_put(gcommi_proxy_t *p, buf_t *b, int peer, const msg_hdr_t *h,
+                  const unsigned char *data)
+{
+    int32_t st = h->status;
+    if (!st && !is_local_rank(p, h->target)) st = GCOMM_ERR_RANK;
+    if (!st && h->len) {
+        const gcommi_proxy_local_ops_t *l = &p->prm.local;
+        if (l->deliver_put_start) {
+            uint64_t ticket = 0;
+            st = CALLBACK(p, "deliver_put_start",
+                          l->deliver_put_start(l->ctx, h->target, h->win, h->offset + h->pos, data,
+                                               h->len, &ticket));
+            if (!st && ticket) { /* (0: the copy was over at once) */
+                b->peer = peer;
+                b->ticket = ticket;
+                bufq_push(&p->held, b);
+                return 1;
+            }
+        } else {
+            st = CALLBACK(p, "deliver_put", l->deliver_put(l->ctx, h->target, h->win,
+                                                            h->offset + h->pos, data, h->len));
+        }
+    }
+    put_piece_done(p, peer, h, st);
+    return 0;
+}
+
+static int post_recv(gcommi_proxy_t *p, buf_t *b);
+
+/* Received pieces whose delivery copies are over: the put's accounting, and the buffer goes back
+ * to the transport. */
+static int pump_held(gcommi_proxy_t *p)
+{
+    int work = 0;
+    buf_t *b;
+    int32_t st;
+    while ((b = bufq_copied(p, &p->held, &st))) {
+        msg_hdr_t h;
+        memcpy(&h, b->mem, HDR_BYTES);
+        put_piece_done(p, b->peer, &h, st);
+        post_recv(p, b);
+        work = 1;
+    }
+    return work;
 }
 
 static void on_get_req(gcommi_proxy_t *p, int peer, const msg_hdr_t *h)
@@ -759,18 +894,19 @@ static int msg_valid(const msg_hdr_t *h, size_t len, size_t cap)
     return dlen == 0;
 }
 
-static void on_message(gcommi_proxy_t *p, buf_t *b, int peer, size_t len)
+/* Returns 1 when b is held (its data is being copied out), 0 when it can be posted again. */
+static int on_message(gcommi_proxy_t *p, buf_t *b, int peer, size_t len)
 {
     msg_hdr_t h;
     if (len >= HDR_BYTES) memcpy(&h, b->mem, HDR_BYTES);
     if (len < HDR_BYTES || peer < 0 || peer >= p->t->nprocs || !msg_valid(&h, len, b->cap)) {
         fail(p, GCOMM_ERR_INTERNAL, "malformed message of %zu bytes from process %d", len, peer);
-        return;
+        return 0;
     }
     p->stat_msgs_in++;
     const unsigned char *data = b->mem + HDR_BYTES;
     switch (h.kind) {
-    case MSG_PUT: on_put(p, peer, &h, data); break;
+    case MSG_PUT: return on_put(p, b, peer, &h, data);
     case MSG_NOTIFY: {
         int32_t st = is_local_rank(p, h.target) ? GCOMM_SUCCESS : GCOMM_ERR_RANK;
         const gcommi_proxy_local_ops_t *l = &p->prm.local;
@@ -797,6 +933,7 @@ static void on_message(gcommi_proxy_t *p, buf_t *b, int peer, size_t len)
         break;
     }
     }
+    return 0;
 }
 
 static int post_recv(gcommi_proxy_t *p, buf_t *b)
@@ -820,8 +957,7 @@ static void on_event(void *arg, void *ctx, int peer, size_t len, int cancelled)
                  "barrier", peer);
             return;
         }
-        on_message(p, b, peer, len);
-        post_recv(p, b);
+        if (!on_message(p, b, peer, len)) post_recv(p, b);
         return;
     }
     case CTX_SEND: {
@@ -904,7 +1040,9 @@ static void stop_step(gcommi_proxy_t *p)
         return;
     }
     case PH_BARRIER_DONE: {
-        if (p->acks_pending || p->small_q || p->bulk_q || p->nin || p->sends_out) return;
+        if (p->acks_pending || p->small_q || p->bulk_q || p->nin || p->sends_out ||
+            p->filling.n || p->held.n)
+            return;
         p->phase = PH_CANCEL;
         int rc = p->t->cancel_recvs(p->t);
         if (rc) fail(p, rc, "cancelling the receives failed");
@@ -965,6 +1103,9 @@ static void build_report(gcommi_proxy_t *p, int source, char *buf, size_t len)
         phase_words[p->phase], p->ops_used, p->sends_out, p->recvs_posted, p->nin,
         p->acks_pending, (unsigned long long)p->stat_cmds, (unsigned long long)p->stat_msgs_out,
         (unsigned long long)p->stat_msgs_in);
+    if (p->filling.n || p->held.n)
+        say(&t, "  copies under way: %d messages waiting for their data, %d received pieces for "
+            "their delivery\n", p->filling.n, p->held.n);
     if (LD(&p->fatal)) say(&t, "  failed: %s\n", p->fatal_detail);
     if (p->abort_sent || p->abort_applied)
         say(&t, "  the launch was stopped %s (%u acknowledgements of the stop outstanding)\n",
@@ -1034,6 +1175,8 @@ static void *proxy_main(void *arg)
             if (p->phase <= PH_DRAIN) work |= consume_rings(p) | send_abort(p);
             work |= pump_small(p);
             work |= pump_bulk(p);
+            work |= pump_filled(p);
+            work |= pump_held(p);
             work |= flush_acks(p);
             stop_step(p);
         } else if (LD(&p->stop_req)) {
@@ -1044,7 +1187,7 @@ static void *proxy_main(void *arg)
         /* Back off when idle: spin briefly (a command or message usually follows soon), then
          * sleep, doubling up to 1 ms with nothing in flight, 50 us while peers owe us answers. */
         uint64_t now = gcommi_time_ns();
-        if (work) {
+        if (work || p->filling.n || p->held.n) { /* copies end within microseconds: no nap */
             idle_since = 0;
             nap = 0;
         } else if (!idle_since) {
@@ -1120,7 +1263,8 @@ int gcommi_proxy_create(const gcommi_proxy_params_t *prm, gcommi_proxy_t **out)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "proxy parameters missing (transport, ranks)");
     const gcommi_proxy_local_ops_t *l = &prm->local;
     if (!l->deliver_put || !l->deliver_notify || !l->read_origin || !l->write_origin ||
-        !l->read_window || !l->local_abort != !l->remote_abort)
+        !l->read_window || !l->local_abort != !l->remote_abort ||
+        !l->deliver_put_start != !l->copy_done || !l->read_origin_start != !l->copy_done)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "a local delivery operation is missing");
     if (prm->nrings < 0 || prm->nrings > GCOMMI_PROXY_MAX_RINGS)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "nrings = %d (0 .. %d)", prm->nrings,

@@ -98,6 +98,19 @@ typedef struct {
      * instead of letting them wait for their timeouts. */
     int (*local_abort)(void *ctx);
     void (*remote_abort)(void *ctx, int code);
+    /* Optional, all three or none: deliver_put and read_origin as copies that run while the proxy
+     * goes on (a DMA engine's, between GPU and pinned host memory), so that it keeps receiving,
+     * sending and starting copies meanwhile. A start checks what the synchronous form checks and
+     * returns its failure at once; on success the copy is under way and *ticket names it (0: it
+     * is over already), and the proxy keeps src (a receive buffer) and dst (a send buffer)
+     * untouched until copy_done(ticket) returns 1 (0: not yet; a GCOMM_ERR_* code: the copy
+     * failed). The proxy asks about its oldest copies first, and no more about a ticket once it
+     * was told that it is over. */
+    int (*deliver_put_start)(void *ctx, int32_t target, int32_t win, uint64_t offset,
+                             const void *src, size_t bytes, uint64_t *ticket);
+    int (*read_origin_start)(void *ctx, void *dst, uint64_t origin, size_t bytes,
+                             uint64_t *ticket);
+    int (*copy_done)(void *ctx, uint64_t ticket);
 } gcommi_proxy_local_ops_t;
 
 typedef struct {

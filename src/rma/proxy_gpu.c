@@ -20,7 +20,7 @@ static size_t round_up(size_t v, size_t a)
     return (v + a - 1) / a * a;
 }
 
-static uint32_t ring_depth(void)
+static uint32_t ring_depth_config(void)
 {
     long d = gcommi_config()->proxy_depth;
     uint32_t x = 2;
@@ -64,6 +64,43 @@ static int gp_copy(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, s
     return GCOMM_SUCCESS;
 }
 
+/* Starts a copy like gp_copy's and records its end in an event; *ticket names it (copy_done). */
+static int gp_copy_start(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, size_t bytes,
+                         const char *what, uint64_t *ticket)
+{
+    const uint64_t t = ++gp->tickets;
+    const int k = (int)(t % GCOMMI_GPU_PROXY_COPIES);
+    CUDA_TRY(cudaSetDevice(gp_device(gp, li)), "cudaSetDevice");
+    cudaEvent_t ev = (cudaEvent_t)gp->events[k];
+    if (!ev) {
+        CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "proxy: a copy's event");
+        gp->events[k] = ev;
+    } else if (gp->ev_ticket[k]) {
+        /* the proxy has fewer copies under way than slots, so this wait is not taken; if it
+         * were, the slot's earlier copy is over once it returns (copy_done then says so) */
+        CUDA_TRY(cudaEventSynchronize(ev), what);
+    }
+    cudaStream_t s = (cudaStream_t)gp->stream[li];
+    gp->ev_ticket[k] = 0;
+    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), what);
+    CUDA_TRY(cudaEventRecord(ev, s), what);
+    gp->ev_ticket[k] = t;
+    *ticket = t;
+    return GCOMM_SUCCESS;
+}
+
+static int gp_copy_done(void *ctx, uint64_t ticket)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    const int k = (int)(ticket % GCOMMI_GPU_PROXY_COPIES);
+    if (gp->ev_ticket[k] != ticket) return 1; /* the slot was reused after waiting for it */
+    cudaError_t e = cudaEventQuery((cudaEvent_t)gp->events[k]);
+    if (e == cudaErrorNotReady) return 0;
+    gp->ev_ticket[k] = 0;
+    CUDA_TRY(e, "proxy: a copy between host and GPU memory");
+    return 1;
+}
+
 /* [offset, offset + bytes) of local rank `target`'s part of world window `win`: its address (in
  * this process) and local GPU, from the copy of the window table in a shadow segment. */
 static int gp_window(gcommi_gpu_proxy_t *gp, int32_t target, int32_t win, uint64_t offset,
@@ -87,6 +124,16 @@ static int gp_deliver_put(void *ctx, int32_t target, int32_t win, uint64_t offse
     int li = 0;
     GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
     return gp_copy(gp, li, dst, src, bytes, "proxy: put into a GPU window");
+}
+
+static int gp_deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t offset,
+                                const void *src, size_t bytes, uint64_t *ticket)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    char *dst = NULL;
+    int li = 0;
+    GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
+    return gp_copy_start(gp, li, dst, src, bytes, "proxy: put into a GPU window", ticket);
 }
 
 static int gp_read_window(void *ctx, int32_t target, int32_t win, uint64_t offset, void *dst,
@@ -122,6 +169,13 @@ static int gp_read_origin(void *ctx, void *dst, uint64_t origin, size_t bytes)
 {
     return gp_copy(ctx, 0, dst, (const void *)(uintptr_t)origin, bytes, "proxy: reading a put's "
                    "origin");
+}
+
+static int gp_read_origin_start(void *ctx, void *dst, uint64_t origin, size_t bytes,
+                                uint64_t *ticket)
+{
+    return gp_copy_start(ctx, 0, dst, (const void *)(uintptr_t)origin, bytes,
+                         "proxy: reading a put's origin", ticket);
 }
 
 static int gp_write_origin(void *ctx, uint64_t origin, const void *src, size_t bytes)
@@ -165,7 +219,7 @@ int gcommi_gpu_proxy_setup(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt, gcommi_param
     if (gp->wtab < 0) return GCOMMI_ERROR(GCOMM_ERR_INTERNAL, "proxy setup without remote GPUs");
     if (!rt->boot.proxy_transport)
         return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED, "this bootstrap has no transport for the proxy");
-    const uint32_t depth = ring_depth();
+    const uint32_t depth = gp->ring_depth = ring_depth_config();
     const size_t seg = round_up(base->seg_bytes, 256), W = (size_t)base->world_size;
     size_t bytes = 0, off_shadow[GCOMMI_MAX_GPUS], off_ring[GCOMMI_MAX_GPUS];
     size_t off_cons[GCOMMI_MAX_GPUS], off_lanes[GCOMMI_MAX_GPUS];
@@ -231,9 +285,17 @@ int gcommi_gpu_proxy_create(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt)
     gcommi_proxy_params_t pp;
     memset(&pp, 0, sizeof(pp));
     pp.transport = gp->transport;
-    pp.local = (gcommi_proxy_local_ops_t){gp, gp_deliver_put, gp_deliver_notify, gp_read_origin,
-                                          gp_write_origin, gp_read_window, gp_local_abort,
-                                          gp_remote_abort};
+    pp.local = (gcommi_proxy_local_ops_t){.ctx = gp,
+                                          .deliver_put = gp_deliver_put,
+                                          .deliver_notify = gp_deliver_notify,
+                                          .read_origin = gp_read_origin,
+                                          .write_origin = gp_write_origin,
+                                          .read_window = gp_read_window,
+                                          .local_abort = gp_local_abort,
+                                          .remote_abort = gp_remote_abort,
+                                          .deliver_put_start = gp_deliver_put_start,
+                                          .read_origin_start = gp_read_origin_start,
+                                          .copy_done = gp_copy_done};
     pp.nranks = gp->base->world_size;
     pp.proc_of_rank = gp->proc_of_rank;
     pp.done = gp->done;
@@ -241,7 +303,7 @@ int gcommi_gpu_proxy_create(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt)
     pp.nrings = gp->nlocal;
     for (int i = 0; i < gp->nlocal; i++)
         pp.rings[i] = (gcommi_pq_t){gp->ring[i], &gp->tail_mirror[i], gp->consumed[i],
-                                    ring_depth(), 0};
+                                    gp->ring_depth, 0};
     GCOMMI_CHECK(gcommi_proxy_create(&pp, &gp->proxy));
     /* payloads move between the proxy's buffers and GPU memory: pinned, they go by DMA at once */
     void *mem;
@@ -257,7 +319,7 @@ void gcommi_gpu_proxy_param(gcommi_gpu_proxy_t *gp, int i, gcommi_param_t *prm)
     gp->dev_seg[i] = gcommi_rt.local[i].seg;
     uint32_t *tail = (uint32_t *)(gp->dev_seg[i] + prm->off_ctrl +
                                   offsetof(gcommi_ctrl_t, proxy_tail));
-    prm->proxy_q = (gcommi_pq_t){gp->ring[i], tail, gp->consumed[i], ring_depth(), 0};
+    prm->proxy_q = (gcommi_pq_t){gp->ring[i], tail, gp->consumed[i], gp->ring_depth, 0};
     prm->remote_ring = gp->remote_ring[i];
 }
 
@@ -281,11 +343,16 @@ int gcommi_gpu_proxy_stop(gcommi_gpu_proxy_t *gp)
 
 void gcommi_gpu_proxy_free(gcommi_gpu_proxy_t *gp)
 {
+    /* a proxy abandoned with copies under way: they end before their memory goes */
+    for (int i = 0; i < GCOMMI_MAX_GPUS; i++)
+        if (gp->stream[i]) cudaStreamSynchronize((cudaStream_t)gp->stream[i]);
     if (gp->pinned) cudaHostUnregister(gp->pinned);
     if (gp->proxy) gcommi_proxy_destroy(gp->proxy); /* abandons a proxy that did not stop */
     if (gp->transport) gp->transport->destroy(gp->transport);
     for (int i = 0; i < GCOMMI_MAX_GPUS; i++)
         if (gp->stream[i]) cudaStreamDestroy((cudaStream_t)gp->stream[i]);
+    for (int k = 0; k < GCOMMI_GPU_PROXY_COPIES; k++)
+        if (gp->events[k]) cudaEventDestroy((cudaEvent_t)gp->events[k]);
     if (gp->host) cudaFreeHost(gp->host);
     free(gp->proc_of_rank);
     cudaGetLastError();

@@ -6,9 +6,10 @@
  *     GPUs into local ranks), and one shadow segment per remote GPU (the counters of those lanes
  *     and a copy of the local ranks' window entries, which win_create writes into every GPU's
  *     segment as the kernel sees it);
- *   - the proxy's delivery into GPU windows and lanes: cudaMemcpy on streams of its own (the
- *     copy engines work beside a running cooperative kernel), then a release store of the
- *     notification into mapped memory, which the rank polls at system scope;
+ *   - the proxy's delivery into GPU windows and lanes: cudaMemcpyAsync on streams of its own (the
+ *     copy engines work beside a running cooperative kernel), asynchronous for a put's pieces at
+ *     both ends (the proxy polls each copy's event and goes on meanwhile), then a release store
+ *     of the notification into mapped memory, which the rank polls at system scope;
  *   - the proxy's start just before the kernels and its collective stop after them.
  * The gcomm_launch phases call these in order: setup (after the layout), params (per GPU, before
  * the upload), start (after the last agreement, no MPI on the calling thread until stop), stop. */
@@ -21,6 +22,9 @@
 #include "gcomm/detail/rt.h"
 #include "rma/proxy.h"
 #include "rma/runtime.h"
+
+/* Copies the proxy has under way at once: more than its buffers (each copy holds one). */
+#define GCOMMI_GPU_PROXY_COPIES 512
 
 typedef struct {
     const gcommi_param_t *base; /* the launch's shared parameter (seg[] holds the shadows) */
@@ -36,6 +40,12 @@ typedef struct {
     uint32_t *done;
     int32_t *errs;
     void *stream[GCOMMI_MAX_GPUS];         /* cudaStream_t of the proxy's copies, per local GPU */
+    uint32_t ring_depth;                   /* records of each command ring */
+    /* asynchronous copies: ticket t (1, 2, ...) ends with event events[t % COPIES] while
+     * ev_ticket[t % COPIES] == t (0: the slot is free) */
+    uint64_t tickets;
+    void *events[GCOMMI_GPU_PROXY_COPIES];
+    uint64_t ev_ticket[GCOMMI_GPU_PROXY_COPIES];
     char *dev_seg[GCOMMI_MAX_GPUS];        /* local GPUs' segments (their control blocks) */
     int32_t *proc_of_rank;
     gcommi_proxy_transport_t *transport;

@@ -23,7 +23,9 @@
  *      (default 1000000, the spec's million) to rank 0, which counts each (source, tag) exactly
  *      once.
  * --thread-single: MPI initialised without thread support must be refused (GCOMM_ERR_UNSUPPORTED).
- * --chunk BYTES: the proxy's chunk size (default: GCOMM_PROXY_CHUNK). */
+ * --chunk BYTES: the proxy's chunk size (default: GCOMM_PROXY_CHUNK).
+ * --async: the local delivery offers the asynchronous copy forms (as the GPU runtime's does), whose
+ *   copies happen late (50 us after their start). */
 #include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -288,6 +290,77 @@ static int deliver_notify_traffic(void *ctx, int32_t target, int32_t source, int
     return GCOMM_SUCCESS;
 }
 
+/* --async: the asynchronous forms, as a DMA engine would run them. A start queues the copy; it
+ * is carried out, in order, when the proxy asks about it (or a later one) at least
+ * ASYNC_DELAY_NS after it started, so meanwhile the proxy goes on with the buffers in the copy's
+ * hands: a receive buffer posted again, or a send buffer sent, before its copy is over would
+ * deliver the wrong bytes (caught by the data checks). Proxy thread only, one proxy at a time. */
+#define ASYNC_MAX 4096
+#define ASYNC_DELAY_NS 50000ull
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    uint64_t ticket, t0;
+} async_copy_t;
+static async_copy_t async_q[ASYNC_MAX];
+static uint64_t async_issued, async_done; /* tickets 1..issued started, 1..done carried out */
+static long async_started, async_max_pending;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int async_start(void *dst, const void *src, size_t bytes, uint64_t *ticket)
+{
+    if (async_issued - async_done >= ASYNC_MAX) return GCOMM_ERR_NOMEM;
+    uint64_t t = ++async_issued;
+    async_q[t % ASYNC_MAX] = (async_copy_t){dst, src, bytes, t, now_ns()};
+    async_started++;
+    if ((long)(async_issued - async_done) > async_max_pending)
+        async_max_pending = (long)(async_issued - async_done);
+    *ticket = t;
+    return GCOMM_SUCCESS;
+}
+
+static int copy_done(void *ctx, uint64_t ticket)
+{
+    (void)ctx;
+    if (ticket == 0 || ticket > async_issued) {
+        bad_data++; /* a ticket never given */
+        return GCOMM_ERR_INTERNAL;
+    }
+    if (ticket <= async_done) return 1;
+    if (now_ns() - async_q[ticket % ASYNC_MAX].t0 < ASYNC_DELAY_NS) return 0;
+    while (async_done < ticket) { /* in order, as on one stream */
+        async_copy_t *c = &async_q[++async_done % ASYNC_MAX];
+        memcpy(c->dst, c->src, c->bytes);
+    }
+    return 1;
+}
+
+static int deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t offset,
+                             const void *src, size_t bytes, uint64_t *ticket)
+{
+    (void)ctx;
+    int rc = win_check(target, win, offset, bytes);
+    if (rc) return rc;
+    if (!bytes || !src) {
+        bad_data++;
+        return GCOMM_ERR_INTERNAL;
+    }
+    return async_start(window(target) + offset, src, bytes, ticket);
+}
+
+static int read_origin_start(void *ctx, void *dst, uint64_t origin, size_t bytes, uint64_t *ticket)
+{
+    (void)ctx;
+    return async_start(dst, (const void *)(uintptr_t)origin, bytes, ticket);
+}
+
 /* ---- a job's proxy ---- */
 
 typedef struct {
@@ -298,6 +371,7 @@ typedef struct {
 } proxy_set_t;
 
 static size_t opt_chunk;
+static int opt_async;
 
 static void proxy_open(proxy_set_t *ps, uint32_t depth, gcommi_proxy_local_ops_t local)
 {
@@ -328,8 +402,16 @@ static void proxy_close(proxy_set_t *ps)
 
 static gcommi_proxy_local_ops_t local_ops(int (*notify)(void *, int32_t, int32_t, int32_t, int32_t))
 {
-    gcommi_proxy_local_ops_t l = {NULL, deliver_put, notify, read_origin, write_origin, read_window,
-                                  NULL, NULL}; /* no launch to stop */
+    gcommi_proxy_local_ops_t l = {.deliver_put = deliver_put,
+                                  .deliver_notify = notify,
+                                  .read_origin = read_origin,
+                                  .write_origin = write_origin,
+                                  .read_window = read_window}; /* no launch to stop */
+    if (opt_async) {
+        l.deliver_put_start = deliver_put_start;
+        l.read_origin_start = read_origin_start;
+        l.copy_done = copy_done;
+    }
     return l;
 }
 
@@ -787,6 +869,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--thread-single") == 0) single = 1;
         else if (strcmp(argv[i], "--notifications") == 0 && i + 1 < argc) notifications = atol(argv[++i]);
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) opt_chunk = (size_t)atol(argv[++i]);
+        else if (strcmp(argv[i], "--async") == 0) opt_async = 1;
     }
     int provided = 0;
     MPI_Init_thread(&argc, &argv, single ? MPI_THREAD_SINGLE : MPI_THREAD_SERIALIZED, &provided);
@@ -824,6 +907,14 @@ int main(int argc, char **argv)
         phase_traffic();
         phase_errors_and_timeout();
         phase_notifications(notifications);
+        if (opt_async) {
+            /* the proxy took the asynchronous forms, and had several copies under way at once */
+            TEST_CHECK(async_started > 0 && async_max_pending > 1,
+                       "asynchronous copies: %ld started, at most %ld at once", async_started,
+                       async_max_pending);
+            printf("process %d: %ld asynchronous copies, at most %ld under way at once\n", me,
+                   async_started, async_max_pending);
+        }
         for (int q = 0; q < nprocs; q++) munmap(seg[q], seg_bytes);
         free(seg);
         free(counts);

@@ -125,7 +125,8 @@ GCOMM_HD_INLINE void gcommi_fail_proxy(gcomm_context_t *ctx, int st, int op, int
 {
     int a = gcommi_aborted(ctx);
     if (a && st == -a) return;
-    gcommi_fail(ctx, st, op, win, target, offset, bytes, 0);
+    /* the target's window size is known in the target's process only */
+    gcommi_fail(ctx, st, op, win, target, offset, bytes, GCOMMI_LIMIT_REMOTE);
 }
 
 /* Fills this rank's wait report (what it was blocked on when it gave up). Thread 0 only. */

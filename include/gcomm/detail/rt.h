@@ -65,8 +65,11 @@ typedef struct {
     int32_t op;        /* gcommi_op_t */
     uint64_t offset;   /* target offset given */
     uint64_t bytes;    /* bytes asked for */
-    uint64_t limit;    /* window size at the target */
+    uint64_t limit;    /* window size at the target (GCOMMI_LIMIT_REMOTE: another process's) */
 } gcommi_error_t;
+
+/* gcommi_error_t.limit of a refusal by another process's proxy, which knows the window's size */
+#define GCOMMI_LIMIT_REMOTE UINT64_MAX
 
 typedef enum {
     GCOMMI_OP_NONE = 0,
