@@ -31,7 +31,7 @@
     X(proxy_chunk, SIZE, "512K",                                                              \
       "Puts and gets between processes larger than this move through the proxy in pieces of "  \
       "this size, pipelined through its bounce buffers")                                       \
-    X(proxy_bounce, INT, "4",                                                                 \
+    X(proxy_bounce, INT, "8",                                                                 \
       "Bounce buffers of GCOMM_PROXY_CHUNK bytes the proxy keeps for sending, and as many for " \
       "receiving")                                                                             \
     X(force_proxy, INT, "0",                                                                  \
