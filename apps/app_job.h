@@ -28,7 +28,7 @@ typedef struct {
 } app_job_t;
 
 /* Whether a process manager started this process (Open MPI, MPICH/Hydra, PMIx, MVAPICH). */
-static int app_job_under_mpirun(void)
+static inline int app_job_under_mpirun(void)
 {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
                                        "MV2_COMM_WORLD_SIZE"};
@@ -38,7 +38,7 @@ static int app_job_under_mpirun(void)
 }
 
 /* gcomm_init or gcomm_init_mpi; returns a GCOMM_* code (the detail in gcomm_last_error_detail). */
-static int app_job_init(int *argc, char ***argv, app_job_t *j)
+static inline int app_job_init(int *argc, char ***argv, app_job_t *j)
 {
     j->mpi = 0;
     j->rank = 0;
@@ -70,7 +70,7 @@ static int app_job_init(int *argc, char ***argv, app_job_t *j)
 }
 
 /* gcomm_finalize, then MPI_Finalize under MPI. */
-static int app_job_finalize(app_job_t *j)
+static inline int app_job_finalize(app_job_t *j)
 {
     int rc = gcomm_finalize();
 #if defined(APP_WITH_MPI)
@@ -81,36 +81,43 @@ static int app_job_finalize(app_job_t *j)
     return rc;
 }
 
-/* Job-wide reductions of one value (every process gets the result). */
-static double app_job_max(const app_job_t *j, double v)
+/* Job-wide reductions of one value (every process gets the result; one process: the value). */
+typedef enum { APP_JOB_MAX, APP_JOB_SUM, APP_JOB_MIN } app_job_op_t;
+
+static inline double app_job_reduce(const app_job_t *j, double v, app_job_op_t op)
 {
 #if defined(APP_WITH_MPI)
-    if (j->mpi) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (j->mpi)
+        MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE,
+                      op == APP_JOB_MAX ? MPI_MAX : op == APP_JOB_SUM ? MPI_SUM : MPI_MIN,
+                      MPI_COMM_WORLD);
 #else
     (void)j;
+    (void)op;
 #endif
     return v;
 }
 
-static long app_job_min_long(const app_job_t *j, long v)
+static inline double app_job_max(const app_job_t *j, double v)
 {
-#if defined(APP_WITH_MPI)
-    if (j->mpi) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD);
-#else
-    (void)j;
-#endif
-    return v;
+    return app_job_reduce(j, v, APP_JOB_MAX);
+}
+
+/* (counts up to 2^53 are exact in a double) */
+static inline long app_job_sum_long(const app_job_t *j, long v)
+{
+    return (long)app_job_reduce(j, (double)v, APP_JOB_SUM);
+}
+
+static inline long app_job_min_long(const app_job_t *j, long v)
+{
+    return (long)app_job_reduce(j, (double)v, APP_JOB_MIN);
 }
 
 /* Every process's exit status agrees: nonzero if any process's is. */
-static int app_job_any(const app_job_t *j, int v)
+static inline int app_job_any(const app_job_t *j, int v)
 {
-#if defined(APP_WITH_MPI)
-    if (j->mpi) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-#else
-    (void)j;
-#endif
-    return v;
+    return app_job_reduce(j, v != 0, APP_JOB_MAX) != 0;
 }
 
 #endif /* GCOMM_APPS_APP_JOB_H */

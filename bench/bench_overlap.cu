@@ -336,8 +336,8 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
         double us = 1e-3 * (double)(c.t1 - c.t0);
         if (us > worst) worst = us;
     }
-    /* the job's figures: the slowest GPU of any process, errors anywhere */
-    *errors += (unsigned)app_job_max(b->job, (double)errs);
+    /* the job's figures: the slowest GPU of any process, the errors of all of them */
+    *errors += (unsigned)app_job_sum_long(b->job, errs);
     return app_job_max(b->job, worst) / (double)kp->iters;
 }
 

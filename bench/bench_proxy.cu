@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "bench_cuda.h"
+#include "bench_pingpong.cuh"
 #include "bench_util.h"
 #include "gcomm/device.cuh"
 #include "gcomm/gcomm.h"
@@ -127,21 +128,9 @@ __global__ void k_pingpong(gcomm_param_t param, char *buf, size_t msg_off, size_
     err += gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, active ? bytes : SLOT, &win) !=
            GCOMM_SUCCESS;
     unsigned long long t0 = 0, t1 = 0;
-    if (active) {
-        int peer = rank == a ? b : a;
-        const char *msg = buf + msg_off;
-        for (int i = -1; i < iters; i++) { /* round -1 is untimed: both sides are running */
-            if (i == 0 && rank == a) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-            if (rank == a) {
-                err += gcomm_put_notify(&ctx, win, peer, 0, bytes, msg, 0) != GCOMM_SUCCESS;
-                err += gcomm_wait_notifications(&ctx, win, peer, 0, 1) != GCOMM_SUCCESS;
-            } else {
-                err += gcomm_wait_notifications(&ctx, win, peer, 0, 1) != GCOMM_SUCCESS;
-                err += gcomm_put_notify(&ctx, win, peer, 0, bytes, msg, 0) != GCOMM_SUCCESS;
-            }
-        }
-        if (rank == a) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    }
+    if (active)
+        err += bench_pingpong_rounds(&ctx, win, rank, a, b, bytes, buf + msg_off, iters, &t0,
+                                     &t1);
     err += gcomm_win_free(&ctx, &win) != GCOMM_SUCCESS;
     err += gcomm_finish(&ctx) != GCOMM_SUCCESS;
     if (threadIdx.x == 0) {

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "bench_cuda.h"
+#include "bench_pingpong.cuh"
 #include "bench_util.h"
 #include "gcomm/device.cuh"
 #include "gcomm/gcomm.h"
@@ -43,21 +44,9 @@ __global__ void k_pingpong(gcomm_param_t param, char *buf, size_t slice, size_t 
     gcomm_win_t win;
     unsigned err = gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, bytes, &win) != GCOMM_SUCCESS;
     unsigned long long t0 = 0, t1 = 0;
-    if (rank == a || rank == b) {
-        int peer = rank == a ? b : a;
-        const char *msg = mine + bytes;
-        for (int i = -1; i < iters; i++) { /* round -1 is untimed: both sides are running */
-            if (i == 0 && rank == a) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-            if (rank == a) {
-                err += gcomm_put_notify(&ctx, win, peer, 0, bytes, msg, 0) != GCOMM_SUCCESS;
-                err += gcomm_wait_notifications(&ctx, win, peer, 0, 1) != GCOMM_SUCCESS;
-            } else {
-                err += gcomm_wait_notifications(&ctx, win, peer, 0, 1) != GCOMM_SUCCESS;
-                err += gcomm_put_notify(&ctx, win, peer, 0, bytes, msg, 0) != GCOMM_SUCCESS;
-            }
-        }
-        if (rank == a) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    }
+    if (rank == a || rank == b)
+        err += bench_pingpong_rounds(&ctx, win, rank, a, b, bytes, mine + bytes, iters, &t0,
+                                     &t1);
     gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
     gcomm_win_free(&ctx, &win);
     if (threadIdx.x == 0 && (rank == a || rank == b)) atomicAdd(&res->errors, err);

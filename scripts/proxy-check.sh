@@ -15,11 +15,7 @@
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOUT_MS:-20000}
-b=${GPU_DIR:-build-gpu}
-logs=${OUT:-$b/logs}
-mkdir -p "$logs"
+. scripts/gpu-lib.sh
 quick=0 mps=0 bench_only=0
 for a in "$@"; do
     case $a in
@@ -30,24 +26,7 @@ for a in "$@"; do
     esac
 done
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
-results=()
-step() { # name, timeout, command...
-    local name=$1 t=$2
-    shift 2
-    local s=$SECONDS
-    timeout "$t" "$@" >"$logs/$name.log" 2>&1
-    local rc=$?
-    results+=("$(printf '%-22s %-8s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo "rc=$rc")" $((SECONDS - s)))")
-}
-mps_dir=
-if [ $mps = 1 ] && command -v nvidia-cuda-mps-control >/dev/null; then
-    mps_dir=$(mktemp -d)
-    export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    nvidia-cuda-mps-control -d && echo "MPS control daemon started ($mps_dir)"
-elif [ $mps = 1 ]; then
-    echo "proxy-check.sh: no nvidia-cuda-mps-control here: running without MPS"
-fi
+[ $mps = 1 ] && mps_start
 if [ $bench_only = 0 ]; then
     # one GPU without MPS: the kernels alternate in time slices of ~2 ms, so a stress of many
     # round trips would outlast the timeout
@@ -79,10 +58,7 @@ if [ -x "$b/bench/bench_proxy" ]; then
     step bench_proxy 400 env GCOMM_FORCE_PROXY=1 mpirun -n 2 --bind-to none \
         "$b/bench/bench_proxy" --csv "$logs/proxy.csv"
 fi
-if [ -n "$mps_dir" ]; then
-    echo quit | nvidia-cuda-mps-control
-    sleep 1
-fi
+mps_stop
 for f in "$logs"/proxy_mpi_all.log "$logs"/proxy_mpi_timeout.log; do
     [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E "FAIL|ok|->|skipped|passed|failed" "$f" | head -30; }
 done

@@ -8,19 +8,10 @@
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-b=${GPU_DIR:-build-gpu}
-logs=${OUT:-$b/logs}
-mkdir -p "$logs"
+. scripts/gpu-lib.sh
 chunks=${1:-512K 1M 2M 4M}
 bounces=${2:-4 8}
-mps_dir=
-if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ] && command -v nvidia-cuda-mps-control >/dev/null; then
-    mps_dir=$(mktemp -d)
-    export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    nvidia-cuda-mps-control -d && echo "MPS control daemon started"
-fi
+[ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ] && mps_start
 printf '%-6s %-6s %s\n' chunk bounce "bytes gcomm_us gcomm_GB/s ... (bench_proxy rows for 1M and 16M)"
 for c in $chunks; do
     for n in $bounces; do
@@ -33,7 +24,4 @@ for c in $chunks; do
         [ $rc = 0 ] || echo "$c $n: rc=$rc (see $name.log)"
     done
 done
-if [ -n "$mps_dir" ]; then
-    echo quit | nvidia-cuda-mps-control
-    sleep 1
-fi
+mps_stop

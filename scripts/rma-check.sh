@@ -10,13 +10,7 @@
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOUT_MS:-20000}
-b=${GPU_DIR:-build-gpu}
-logs=${OUT:-$b/logs}
-mkdir -p "$logs"
-# table CSV: the CSV in aligned columns (no `column` on every machine)
-table() { awk -F, '{ for (i = 1; i <= NF; i++) printf "%-15s", $i; print "" }' "$1"; }
+. scripts/gpu-lib.sh
 quick=0 sanitize=0 apps=0
 for a in "$@"; do
     case $a in
@@ -27,15 +21,6 @@ for a in "$@"; do
     esac
 done
 stress=$([ $quick = 1 ] && echo 200000 || echo 1000000)
-results=()
-step() { # name, timeout, command...
-    local name=$1 t=$2
-    shift 2
-    local s=$SECONDS
-    timeout "$t" "$@" >"$logs/$name.log" 2>&1
-    local rc=$?
-    results+=("$(printf '%-18s %-8s %4ds' "$name" "$([ $rc = 0 ] && echo ok || echo "rc=$rc")" $((SECONDS - s)))")
-}
 if [ $sanitize = 1 ]; then
     cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     for tool in memcheck racecheck; do

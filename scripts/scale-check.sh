@@ -11,13 +11,7 @@
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GCOMM_TIMEOUT_MS=${GCOMM_TIMEOUT_MS:-20000}
-b=${GPU_DIR:-build-gpu}
-logs=${OUT:-$b/logs}
-mkdir -p "$logs"
-# table CSV: the CSV in aligned columns (no `column` on every machine)
-table() { awk -F, '{ for (i = 1; i <= NF; i++) printf "%-15s", $i; print "" }' "$1"; }
+. scripts/gpu-lib.sh
 quick=0 matrix=1 weak=1
 for a in "$@"; do
     case $a in
