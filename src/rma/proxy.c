@@ -1267,9 +1267,10 @@ int gcommi_proxy_create(const gcommi_proxy_params_t *prm, gcommi_proxy_t **out)
     if (!prm || !out || !prm->transport || !prm->proc_of_rank || prm->nranks <= 0)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "proxy parameters missing (transport, ranks)");
     const gcommi_proxy_local_ops_t *l = &prm->local;
-    if (!l->deliver_put || !l->deliver_notify || !l->read_origin || !l->write_origin ||
-        !l->read_window || !l->local_abort != !l->remote_abort ||
-        !l->deliver_put_start != !l->copy_done || !l->read_origin_start != !l->copy_done)
+    if ((!l->deliver_put && !l->deliver_put_start) || !l->deliver_notify ||
+        (!l->read_origin && !l->read_origin_start) || !l->write_origin || !l->read_window ||
+        !l->local_abort != !l->remote_abort || !l->deliver_put_start != !l->copy_done ||
+        !l->read_origin_start != !l->copy_done)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "a local delivery operation is missing");
     if (prm->nrings < 0 || prm->nrings > GCOMMI_PROXY_MAX_RINGS)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "nrings = %d (0 .. %d)", prm->nrings,

@@ -80,7 +80,8 @@ typedef struct gcommi_proxy_transport_s {
 typedef struct {
     void *ctx;
     /* A put's bytes [offset, offset + bytes) of window `win` of local rank `target`. Large puts
-     * arrive in several calls (pieces in any order), each covering its own range. */
+     * arrive in several calls (pieces in any order), each covering its own range. May be NULL
+     * when deliver_put_start is given (as read_origin when read_origin_start is). */
     int (*deliver_put)(void *ctx, int32_t target, int32_t win, uint64_t offset, const void *src,
                        size_t bytes);
     /* A notification for local rank `target` from `source`. */

@@ -116,16 +116,6 @@ static int gp_window(gcommi_gpu_proxy_t *gp, int32_t target, int32_t win, uint64
     return GCOMM_SUCCESS;
 }
 
-static int gp_deliver_put(void *ctx, int32_t target, int32_t win, uint64_t offset,
-                          const void *src, size_t bytes)
-{
-    gcommi_gpu_proxy_t *gp = ctx;
-    char *dst = NULL;
-    int li = 0;
-    GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
-    return gp_copy(gp, li, dst, src, bytes, "proxy: put into a GPU window");
-}
-
 static int gp_deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t offset,
                                 const void *src, size_t bytes, uint64_t *ticket)
 {
@@ -165,12 +155,6 @@ static int gp_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t 
 }
 
 /* Origins are in this process's memory: a GPU's (a rank's buffer) or the host's. */
-static int gp_read_origin(void *ctx, void *dst, uint64_t origin, size_t bytes)
-{
-    return gp_copy(ctx, 0, dst, (const void *)(uintptr_t)origin, bytes, "proxy: reading a put's "
-                   "origin");
-}
-
 static int gp_read_origin_start(void *ctx, void *dst, uint64_t origin, size_t bytes,
                                 uint64_t *ticket)
 {
@@ -286,9 +270,7 @@ int gcommi_gpu_proxy_create(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt)
     memset(&pp, 0, sizeof(pp));
     pp.transport = gp->transport;
     pp.local = (gcommi_proxy_local_ops_t){.ctx = gp,
-                                          .deliver_put = gp_deliver_put,
                                           .deliver_notify = gp_deliver_notify,
-                                          .read_origin = gp_read_origin,
                                           .write_origin = gp_write_origin,
                                           .read_window = gp_read_window,
                                           .local_abort = gp_local_abort,

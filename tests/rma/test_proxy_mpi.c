@@ -654,10 +654,47 @@ static int deliver_notify_count(void *ctx, int32_t target, int32_t source, int32
     return GCOMM_SUCCESS;
 }
 
+/* The local delivery table: each of deliver_put and read_origin in one form at least, and the
+ * asynchronous forms with copy_done or not at all. */
+static void check_local_ops(const proxy_set_t *ps)
+{
+    gcommi_proxy_params_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.transport = ps->t;
+    prm.nranks = nranks;
+    prm.proc_of_rank = ps->proc_of_rank;
+    gcommi_proxy_t *p = NULL;
+    const gcommi_proxy_local_ops_t sync = {.deliver_put = deliver_put,
+                                           .deliver_notify = deliver_notify_count,
+                                           .read_origin = read_origin,
+                                           .write_origin = write_origin,
+                                           .read_window = read_window};
+    gcommi_proxy_local_ops_t l = sync;
+    l.deliver_put = NULL; /* neither form */
+    prm.local = l;
+    TEST_RC(GCOMM_ERR_ARG, gcommi_proxy_create(&prm, &p));
+    l = sync;
+    l.read_origin = NULL;
+    prm.local = l;
+    TEST_RC(GCOMM_ERR_ARG, gcommi_proxy_create(&prm, &p));
+    l = sync;
+    l.deliver_put_start = deliver_put_start; /* a start without copy_done */
+    l.read_origin_start = read_origin_start;
+    prm.local = l;
+    TEST_RC(GCOMM_ERR_ARG, gcommi_proxy_create(&prm, &p));
+    l.copy_done = copy_done; /* the asynchronous forms alone are enough */
+    l.deliver_put = NULL;
+    l.read_origin = NULL;
+    prm.local = l;
+    TEST_OK(gcommi_proxy_create(&prm, &p));
+    gcommi_proxy_destroy(p);
+}
+
 static void phase_errors_and_timeout(void)
 {
     proxy_set_t ps;
     proxy_open(&ps, 16, local_ops(deliver_notify_count));
+    check_local_ops(&ps);
     volatile uint32_t *go = (volatile uint32_t *)seg[0]; /* process 0's control word */
     int last = nprocs - 1, quiet = me == last && nprocs > 1;
     MPI_Barrier(MPI_COMM_WORLD);
