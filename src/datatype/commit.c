@@ -24,6 +24,20 @@ struct ir {
     ir_t **members; /* SEQ */
 };
 
+/* Displacements add up along the tree in an order whose partial sums need not be in range (a
+ * member at INT64_MIN whose child's part starts at -32 and holds its data at +2^31): they are
+ * added modulo 2^64, which gives every displacement that is in range exactly, and the data's
+ * are (type creation refuses true bounds that overflow). Equal-spacing tests stay exact too. */
+static int64_t disp_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t disp_sub(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 static void ir_free(ir_t *n)
 {
     if (!n) return;
@@ -65,12 +79,12 @@ static ir_t *ir_vec(int64_t count, int64_t stride, ir_t *child, int64_t disp, in
         return NULL;
     }
     if (count == 1) {
-        child->disp += disp;
+        child->disp = disp_add(child->disp, disp);
         return child;
     }
     if (child->kind == GCOMMI_DL_RUN && child->size == stride) {
         child->size *= count;
-        child->disp += disp;
+        child->disp = disp_add(child->disp, disp);
         return child;
     }
     int64_t span;
@@ -78,7 +92,7 @@ static ir_t *ir_vec(int64_t count, int64_t stride, ir_t *child, int64_t disp, in
         !__builtin_mul_overflow(child->count, child->stride, &span) && stride == span) {
         child->count *= count;
         child->size *= count;
-        child->disp += disp;
+        child->disp = disp_add(child->disp, disp);
         return child;
     }
     ir_t *n = ir_new(GCOMMI_DL_VEC, disp, count * child->size, child->unit);
@@ -146,17 +160,18 @@ static ir_t *ir_idx(int64_t nb, int64_t *bdisp, int64_t *blen, ir_t *child, int6
         int64_t d = bdisp[0], l = blen[0];
         free(bdisp);
         free(blen);
-        return ir_vec(l, ext, child, disp + d, oom);
+        return ir_vec(l, ext, child, disp_add(disp, d), oom);
     }
     int regular = 1;
     for (int64_t b = 1; b < m && regular; b++)
-        regular = blen[b] == blen[0] && bdisp[b] - bdisp[b - 1] == bdisp[1] - bdisp[0];
+        regular = blen[b] == blen[0] &&
+                  disp_sub(bdisp[b], bdisp[b - 1]) == disp_sub(bdisp[1], bdisp[0]);
     if (regular) {
-        int64_t d0 = bdisp[0], step = bdisp[1] - bdisp[0], l = blen[0];
+        int64_t d0 = bdisp[0], step = disp_sub(bdisp[1], bdisp[0]), l = blen[0];
         free(bdisp);
         free(blen);
         ir_t *block = ir_vec(l, ext, child, 0, oom);
-        return ir_vec(m, step, block, disp + d0, oom);
+        return ir_vec(m, step, block, disp_add(disp, d0), oom);
     }
     int64_t total = 0;
     for (int64_t b = 0; b < m; b++) total += blen[b];
@@ -185,7 +200,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
         if (!x) continue;
         ir_t *prev = m > 0 ? members[m - 1] : NULL;
         if (prev && prev->kind == GCOMMI_DL_RUN && x->kind == GCOMMI_DL_RUN &&
-            x->disp == prev->disp + prev->size) {
+            x->disp == disp_add(prev->disp, prev->size)) {
             prev->size += x->size;
             prev->unit = gcommi_gcd64(prev->unit, x->unit);
             ir_free(x);
@@ -200,7 +215,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
     if (m == 1) {
         ir_t *x = members[0];
         free(members);
-        x->disp += disp;
+        x->disp = disp_add(x->disp, disp);
         return x;
     }
 
@@ -225,7 +240,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
             return NULL;
         }
         for (int64_t i = 0; i < m; i++) {
-            bdisp[i] = members[i]->disp - (same ? members[0]->disp : 0);
+            bdisp[i] = disp_sub(members[i]->disp, same ? members[0]->disp : 0);
             blen[i] = same ? 1 : members[i]->size / unit;
         }
         int64_t base = same ? members[0]->disp : 0;
@@ -233,7 +248,7 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
         free(members);
         if (same) child->disp = 0;
         /* Same-shape children: extent 0 never merges distinct blocks (block length 1 each). */
-        return ir_idx(m, bdisp, blen, child, same ? 0 : unit, disp + base, oom);
+        return ir_idx(m, bdisp, blen, child, same ? 0 : unit, disp_add(disp, base), oom);
     }
 
     ir_t *n = ir_new(GCOMMI_DL_SEQ, disp, 0, members[0]->unit);
