@@ -38,16 +38,19 @@ if [ $apps = 1 ]; then
     # the halo share of the twin falls as nj grows. Both variants on every GPU of the machine.
     ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
     csv=$logs/hdiff_sweep.csv
-    echo "nj_per_gpu,gpus,gcomm_us,twin_us,twin_halo_us,twin_halo_share,speedup,verified" >"$csv"
+    echo "nj_per_gpu,gpus,gcomm_us,gcomm_lines_us,twin_us,twin_halo_us,twin_halo_share,speedup,verified" >"$csv"
     for nj in 32 64 128 320 640 1280; do
         g=$(timeout 60 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 2>&1)
+        gl=$(timeout 60 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 \
+            --halo lines 2>&1)
         t=$(timeout 60 mpirun -n "$ngpu" --bind-to none "$b/apps/stencil/hdiff_mpicuda" --ni 128 \
             --nj $nj --nk 26 --steps 100 2>&1)
         gu=$(echo "$g" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        glu=$(echo "$gl" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
         tu=$(echo "$t" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
         hu=$(echo "$t" | sed -n 's/^halo exchange per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
-        ok=$(echo "$g$t" | grep -c "verified: yes")
-        echo "$nj,$ngpu,$gu,$tu,$hu,$(awk -v h="$hu" -v t="$tu" 'BEGIN{if(t>0)printf "%.3f",h/t}'),$(awk -v g="$gu" -v t="$tu" 'BEGIN{if(g>0)printf "%.3f",t/g}'),$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
+        ok=$(echo "$g$gl$t" | grep -c "verified: yes")
+        echo "$nj,$ngpu,$gu,$glu,$tu,$hu,$(awk -v h="$hu" -v t="$tu" 'BEGIN{if(t>0)printf "%.3f",h/t}'),$(awk -v g="$gu" -v t="$tu" 'BEGIN{if(g>0)printf "%.3f",t/g}'),$([ "$ok" = 3 ] && echo yes || echo NO)" >>"$csv"
     done
     table "$csv"
     for h in 1K 16K 64K; do

@@ -16,11 +16,14 @@
  * between them has source == target, so gcomm copies nothing and only notifies. Between GPUs
  * (and across the periodic seam), the put copies the line into the neighbour GPU's halo line.
  *
- * A halo is nk lines (one per k-level, the layout is i, j, k): each is one gcomm_put (the paper's
- * dCUDA variant also sends "26 separate 1kB messages (one per vertical layer)"), then one flush
- * and ONE notification for the whole halo. One notification per halo (rather than a put_notify
- * per level) also keeps two neighbours that send each other many levels from filling each other's
- * notification lanes while neither is waiting (the lanes hold GCOMM_QUEUE_DEPTH entries).
+ * A halo is nk lines (one per k-level, the layout is i, j, k). By default (--halo typed) it moves
+ * as ONE typed notified put: a vector datatype of nk blocks of ni doubles, one plane apart, which
+ * the calling block copies through the GPU datatype engine (or, to another node, the proxy moves
+ * as its nk lines at once) and whose notification follows the data. --halo lines is the paper's
+ * dCUDA variant ("26 separate 1kB messages (one per vertical layer)"): one gcomm_put per line,
+ * then one flush and ONE notification for the whole halo. Either way one notification per halo
+ * (rather than one per level) also keeps two neighbours that send each other many levels from
+ * filling each other's notification lanes while neither is waiting.
  *
  * Why it is race-free without barriers (every hazard is ordered by a notification the writer
  * waited for): a rank starts iteration t+1 only after its neighbours' out halos of iteration t
@@ -34,7 +37,8 @@
  * GPUs through the proxy; the figures and the verification cover the whole job.
  *
  * Usage: hdiff_gcomm [--ni N] [--nj N] [--nk N] [--steps N] [--blocks-per-gpu N] [--threads N]
- *                    [--reps N] [--check 0|1]      (defaults: the paper's 128 x 320 x 26 per GPU)
+ *                    [--reps N] [--check 0|1] [--halo typed|lines]
+ *                    (defaults: the paper's 128 x 320 x 26 per GPU, typed halos)
  * Exit: 0 verified (or --check 0), 1 wrong result or error, 77 no GPU. */
 #include <math.h>
 #include <stdint.h>
@@ -72,11 +76,16 @@ static __device__ __forceinline__ long part_first(int r, int n, long nj_gpu)
 }
 
 /* Sends line src_line of every level of src (this rank's part of an array) to line target_line
- * of the target's part of window win, then one notification with `tag`. Block-collective. The
- * flush makes the puts' data visible at the target before the notification is posted. */
+ * of the target's part of window win, with one notification `tag` after the data. Block-
+ * collective. halo_t (typed): the nk lines as one datatype instance, one typed notified put;
+ * otherwise one put per line, then a flush (the data visible at the target) and the notification. */
 static __device__ int halo_put(gcomm_context_t *ctx, gcomm_win_t win, int target, long target_line,
-                               const double *src, long src_line, hd_layout_t L, int tag)
+                               const double *src, long src_line, hd_layout_t L, int tag,
+                               gcomm_device_type_t halo_t, int typed)
 {
+    if (typed)
+        return gcomm_put_typed_notify(ctx, win, target, hd_at(L, 0, target_line, 0) * sizeof(double),
+                                      1, halo_t, src + hd_at(L, 0, src_line, 0), 1, halo_t, tag);
     const size_t line_bytes = (size_t)L.ni * sizeof(double);
     for (int k = 0; k < L.nk; k++) {
         int rc = gcomm_put(ctx, win, target, hd_at(L, 0, target_line, k) * sizeof(double),
@@ -92,7 +101,7 @@ static __device__ int halo_put(gcomm_context_t *ctx, gcomm_win_t win, int target
  * L is the layout of the GPU's arrays (L.lines = nj per GPU + 2). */
 __global__ void hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap,
                              double *flx, double *fly, const double *coeff, hd_layout_t L,
-                             int steps, hd_clock_t *clk)
+                             int steps, hd_clock_t *clk, gcomm_device_type_t halo_t, int typed)
 {
     __shared__ gcomm_context_t ctx;
     gcomm_init(param, &ctx);
@@ -144,7 +153,8 @@ __global__ void hdiff_kernel(gcomm_param_t param, double *in, double *out, doubl
             lap[c] = hd_lap(in, c, i, L.ni);
         }
         __syncthreads(); /* the puts copy lines other threads wrote */
-        if (halo_put(&ctx, wlap, left, nj_left + 1, lap, 1, L, TAG_FROM_RIGHT) != GCOMM_SUCCESS)
+        if (halo_put(&ctx, wlap, left, nj_left + 1, lap, 1, L, TAG_FROM_RIGHT, halo_t, typed) !=
+            GCOMM_SUCCESS)
             break;
         if (gcomm_wait_notifications(&ctx, wlap, right, TAG_FROM_RIGHT, 1) != GCOMM_SUCCESS) break;
 
@@ -155,7 +165,9 @@ __global__ void hdiff_kernel(gcomm_param_t param, double *in, double *out, doubl
             fly[c] = hd_fly(in, lap, c, L.ni);
         }
         __syncthreads();
-        if (halo_put(&ctx, wfly, right, 0, fly, nj, L, TAG_FROM_LEFT) != GCOMM_SUCCESS) break;
+        if (halo_put(&ctx, wfly, right, 0, fly, nj, L, TAG_FROM_LEFT, halo_t, typed) !=
+            GCOMM_SUCCESS)
+            break;
         if (gcomm_wait_notifications(&ctx, wfly, left, TAG_FROM_LEFT, 1) != GCOMM_SUCCESS) break;
 
         /* phase 3: output; reads fly on line 0 (just received) */
@@ -165,9 +177,12 @@ __global__ void hdiff_kernel(gcomm_param_t param, double *in, double *out, doubl
         }
         __syncthreads();
         /* out's boundary lines are the next iteration's input halos of both neighbours */
-        if (halo_put(&ctx, wout, left, nj_left + 1, out, 1, L, TAG_FROM_RIGHT) != GCOMM_SUCCESS)
+        if (halo_put(&ctx, wout, left, nj_left + 1, out, 1, L, TAG_FROM_RIGHT, halo_t, typed) !=
+            GCOMM_SUCCESS)
             break;
-        if (halo_put(&ctx, wout, right, 0, out, nj, L, TAG_FROM_LEFT) != GCOMM_SUCCESS) break;
+        if (halo_put(&ctx, wout, right, 0, out, nj, L, TAG_FROM_LEFT, halo_t, typed) !=
+            GCOMM_SUCCESS)
+            break;
         if (gcomm_wait_notifications(&ctx, wout, right, TAG_FROM_RIGHT, 1) != GCOMM_SUCCESS) break;
         if (gcomm_wait_notifications(&ctx, wout, left, TAG_FROM_LEFT, 1) != GCOMM_SUCCESS) break;
 
@@ -195,20 +210,23 @@ __global__ void hdiff_kernel(gcomm_param_t param, double *in, double *out, doubl
 
 typedef struct {
     long ni, nj, nk, steps, blocks, threads, reps, check;
+    int typed; /* --halo typed (1) or lines (0) */
 } options_t;
 
 static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [--ni N] [--nj N] [--nk N] [--steps N] [--blocks-per-gpu N] [--threads N]\n"
-            "          [--reps N] [--check 0|1]\n"
+            "          [--reps N] [--check 0|1] [--halo typed|lines]\n"
             "  --ni, --nj, --nk  domain per GPU (default 128 x 320 x 26, the paper's); j is split\n"
             "  --steps           iterations (default 100)\n"
             "  --blocks-per-gpu  ranks per GPU; 0: as many as are resident, at most nj\n"
             "                    (default 0)\n"
             "  --threads         threads per block (default 128)\n"
             "  --reps            timed launches after one warm-up, median reported (default 3)\n"
-            "  --check           compare with the serial CPU reference (default 1)\n",
+            "  --check           compare with the serial CPU reference (default 1)\n"
+            "  --halo            typed: one typed notified put per halo (default); lines: the\n"
+            "                    paper's variant, one put per k-level, a flush and a notify\n",
             prog);
 }
 
@@ -222,7 +240,13 @@ static void parse(int argc, char **argv, options_t *o)
     o->threads = 128;
     o->reps = 3;
     o->check = 1;
+    o->typed = 1;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--halo") == 0 && i + 1 < argc &&
+            (strcmp(argv[i + 1], "typed") == 0 || strcmp(argv[i + 1], "lines") == 0)) {
+            o->typed = strcmp(argv[++i], "typed") == 0;
+            continue;
+        }
         if (app_opt_long(argc, argv, &i, "--ni", &o->ni) ||
             app_opt_long(argc, argv, &i, "--nj", &o->nj) ||
             app_opt_long(argc, argv, &i, "--nk", &o->nk) ||
@@ -295,9 +319,10 @@ int main(int argc, char **argv)
     if (root)
         printf("hdiff_gcomm (horizontal diffusion, one kernel, notified puts): %d GPU(s) x %d "
                "ranks of %ld threads%s; domain %ld x %ld x %ld (ni x nj x nk, %ld x %ld x %ld per "
-               "GPU), %ld steps\n",
+               "GPU), %ld steps, %s\n",
                job.ngpus, blocks, o.threads, job.mpi ? ", one process per GPU" : "", o.ni,
-               nj_global, o.nk, o.ni, o.nj, o.nk, o.steps);
+               nj_global, o.nk, o.ni, o.nj, o.nk, o.steps,
+               o.typed ? "one typed put per halo" : "one put per halo line");
 
     /* Per GPU: in/out (alternating), lap and fly have windows, so they come from gcomm_malloc;
      * flx (never exchanged) and coeff (read only) are plain device memory. */
@@ -327,8 +352,20 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMemcpy(coeff[g], h_coeff, gpu_bytes, cudaMemcpyHostToDevice));
     }
 
+    /* a halo: line j of every level, i.e. nk blocks of ni doubles one plane apart */
+    if (hd_plane(Lg) > 2147483647u) {
+        fprintf(stderr, "hdiff_gcomm: a plane of %zu doubles is too large for a datatype stride\n",
+                hd_plane(Lg));
+        return 1;
+    }
+    gcomm_datatype halo_type;
+    gcomm_device_type_t halo_t[GCOMM_MAX_GPUS];
+    GCOMM_CHECK(gcomm_type_vector((int)o.nk, (int)o.ni, (int)hd_plane(Lg), GCOMM_DOUBLE,
+                                  &halo_type));
+    GCOMM_CHECK(gcomm_type_commit(&halo_type));
+    for (int g = 0; g < ngpus; g++) GCOMM_CHECK(gcomm_type_device(halo_type, dev[g], &halo_t[g]));
     int steps = (int)o.steps;
-    void *argv_g[GCOMM_MAX_GPUS][10];
+    void *argv_g[GCOMM_MAX_GPUS][12];
     gcomm_launch_t l;
     memset(&l, 0, sizeof(l));
     l.kernel = kernel;
@@ -345,6 +382,8 @@ int main(int argc, char **argv)
         argv_g[g][7] = &Lg;
         argv_g[g][8] = &steps;
         argv_g[g][9] = &clk[g];
+        argv_g[g][10] = &halo_t[g];
+        argv_g[g][11] = &o.typed;
         l.args[g] = argv_g[g];
     }
 
@@ -452,6 +491,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaFree(coeff[g]));
         CUDA_CHECK(cudaFree(clk[g]));
     }
+    GCOMM_CHECK(gcomm_type_free(&halo_type));
     GCOMM_CHECK(app_job_finalize(&job));
     for (int g = 0; g < ngpus; g++) free(h_in[g]);
     free(h_coeff);

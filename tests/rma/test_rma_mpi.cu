@@ -162,10 +162,9 @@ static unsigned sum_errs(proc_t *p, const char *name)
     return total;
 }
 
-/* Launches kernel(param, buf, errs[, extra]) on the job's GPUs; returns the launch status. */
-static int run_kernel(proc_t *p, const void *kernel, int blocks, int threads, int *extra)
+/* Launches kernel with the arguments argv (argv[0]: gcomm's parameter) on this process's GPU. */
+static int launch(const void *kernel, int blocks, int threads, void **argv)
 {
-    void *argv[4] = {NULL, &p->buf, &p->errs, extra};
     gcomm_launch_t l;
     memset(&l, 0, sizeof(l));
     l.kernel = kernel;
@@ -173,6 +172,13 @@ static int run_kernel(proc_t *p, const void *kernel, int blocks, int threads, in
     l.threads_per_block = threads;
     l.args[0] = argv;
     return gcomm_launch(&l);
+}
+
+/* Launches kernel(param, buf, errs[, extra]) on the job's GPUs; returns the launch status. */
+static int run_kernel(proc_t *p, const void *kernel, int blocks, int threads, int *extra)
+{
+    void *argv[4] = {NULL, &p->buf, &p->errs, extra};
+    return launch(kernel, blocks, threads, argv);
 }
 
 static void check_launch(proc_t *p, const char *name, int rc, int expected)
@@ -197,6 +203,29 @@ static void run_case(proc_t *p, const char *name, const void *kernel, int blocks
                blocks ? b : "max", threads, (e || rc) ? "FAILED" : "ok");
         fflush(stdout);
     }
+}
+
+/* Typed put/get (rank_bodies.h: halo columns, a column packed, reversed, a row get) with the
+ * neighbours of the first and last rank of every GPU in the other processes: through CUDA IPC,
+ * or through the proxies as the pieces contiguous in both layouts. */
+static void test_typed(proc_t *p, int blocks)
+{
+    typed_types_t t;
+    gcomm_device_type_t h[4];
+    TEST_OK(typed_types_make(&t));
+    TEST_OK(typed_handles(&t, p->dev, h));
+    void *argv[7] = {NULL, &p->buf, &p->errs, &h[0], &h[1], &h[2], &h[3]};
+    zero_errs(p);
+    int rc = launch(gcomm_kernel(k_typed), blocks, 128, argv);
+    check_launch(p, "typed", rc, GCOMM_SUCCESS);
+    unsigned e = sum_errs(p, "typed");
+    TEST_CHECK(e == 0, "typed: %u failed device checks", e);
+    if (p->rank == 0) {
+        printf("typed    %d process(es) x %d blocks: halo columns, packed, reversed, row get: %s\n",
+               p->nproc, blocks, (e || rc) ? "FAILED" : "ok");
+        fflush(stdout);
+    }
+    TEST_OK(typed_types_free(&t));
 }
 
 /* Window memory of gcomm_register: 4 KiB into a larger cudaMalloc, so that the other processes'
@@ -269,15 +298,9 @@ static void test_stress(proc_t *p, long total_notifications)
         CUDA_OK(cudaDeviceSynchronize());
     }
     void *argv[5] = {NULL, &p->buf, &per_sender, &d_expect, &p->errs};
-    gcomm_launch_t l;
-    memset(&l, 0, sizeof(l));
-    l.kernel = gcomm_kernel(k_stress);
-    l.blocks_per_gpu = blocks;
-    l.threads_per_block = 128;
-    l.args[0] = argv;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_s();
-    int rc = gcomm_launch(&l);
+    int rc = launch(gcomm_kernel(k_stress), blocks, 128, argv);
     double dt = now_s() - t0;
     check_launch(p, "stress", rc, GCOMM_SUCCESS);
     unsigned e = sum_errs(p, "stress");
@@ -500,6 +523,7 @@ int main(int argc, char **argv)
             run_case(&p, "gather", gcomm_kernel(k_gather), sms, 96);
             run_case(&p, "get", gcomm_kernel(k_get), sms, 128);
             run_case(&p, "overlap", gcomm_kernel(k_overlap), 64, 128);
+            test_typed(&p, 4);
             if (!p.proxy) run_case(&p, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */
             test_registered(&p, sms);
             test_stress(&p, stress_n);

@@ -74,17 +74,24 @@ GCOMM_HD_INLINE void gcommi_lane_publish(uint64_t *ring, uint32_t depth, uint32_
 
 /* ---- consumer ---- */
 
-/* The entry at read position `next`, already loaded as w: 1 and *out filled when it has been
- * published, else 0. `acquired`: w was loaded with acquire semantics; otherwise (a consumer that
- * loads the heads of several lanes at once with relaxed loads, so that their latencies overlap) a
- * hit acquires with a fence (at system scope when the producers are on another GPU or the host),
- * which makes the payload published with the entry visible to the caller and, after a block
- * barrier, to its block. */
-GCOMM_HD_INLINE int gcommi_lane_check(uint64_t w, uint32_t next, gcommi_notif_t *out, int sys,
-                                      int acquired)
+/* The entry at read position `next` (at `entry`), already loaded as w: 1 and *out filled when it
+ * has been published, else 0. `acquired`: w was loaded with acquire semantics; otherwise (a
+ * consumer that loads the heads of several lanes at once with relaxed loads, so that their
+ * latencies overlap) a hit loads the entry again with acquire semantics (at system scope when the
+ * producers are on another GPU or the host). That load reads the value the producer's release
+ * wrote (the slot is not written again before this consumer returns its credit), so it
+ * synchronizes with it and makes the payload visible to the caller and, after a block barrier,
+ * to its block. It costs one memory latency; a fence at system scope instead (MEMBAR.SYS) waits
+ * for the whole memory system and was measured slower (bench_rma_parts --peer). entry == NULL
+ * (a ring in host memory, where a second load would cross the bus again): a fence. */
+GCOMM_HD_INLINE int gcommi_lane_check(const uint64_t *entry, uint64_t w, uint32_t next,
+                                      gcommi_notif_t *out, int sys, int acquired)
 {
     if ((uint32_t)(w >> 48) != ((next + 1) & 0xffffu)) return 0;
-    if (!acquired) gcommi_fence(sys);
+    if (!acquired) {
+        if (entry) w = gcommi_ld_acquire64(entry, sys);
+        else gcommi_fence(sys);
+    }
     gcommi_notif_unpack(w, out);
     return 1;
 }
@@ -94,8 +101,8 @@ GCOMM_HD_INLINE int gcommi_lane_check(uint64_t w, uint32_t next, gcommi_notif_t 
 GCOMM_HD_INLINE int gcommi_lane_poll(uint64_t *ring, uint32_t depth, uint32_t next,
                                      gcommi_notif_t *out, int sys)
 {
-    return gcommi_lane_check(gcommi_ld_acquire64(&ring[next & (depth - 1)], sys), next, out, sys,
-                             1);
+    const uint64_t *entry = &ring[next & (depth - 1)];
+    return gcommi_lane_check(entry, gcommi_ld_acquire64(entry, sys), next, out, sys, 1);
 }
 
 /* Returns credits to the producers of a lane: `next` entries consumed (a store into the source's

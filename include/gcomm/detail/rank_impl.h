@@ -697,29 +697,29 @@ GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source,
     gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
     uint32_t moved = 0;
     uint64_t head[GCOMMI_MAX_GPUS];
-    /* One lane: poll it with an acquire load (no fence on a hit). Several: their heads in flight
-     * at once with relaxed loads (one memory latency per poll, not one per lane), a fence on a
-     * hit. */
-    const int single = ctx->ngpus == 1;
-    if (single)
-        head[0] = gcommi_ld_acquire64(&gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank,
-                                                       0)[ctx->lane_next[0] & (ctx->depth - 1)],
-                                      0);
-    else
+    /* The lane from this GPU is polled with an acquire load (a hit needs nothing more). With
+     * several lanes, the heads of the others (peer GPUs, the proxy) are loaded first with
+     * relaxed loads, so that all latencies overlap in one poll; a hit there loads its entry
+     * again with an acquire, or fences when the ring is in host memory (gcommi_lane_check). */
+    const int own = ctx->gpu;
 GCOMMI_UNROLL
-        for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
-            if (g < ctx->ngpus)
-                head[g] = gcommi_ld_relaxed64(
-                    &gcommi_ctx_lane_ring(ctx, g)[ctx->lane_next[g] & (ctx->depth - 1)],
-                    g != ctx->gpu);
+    for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
+        if (g < ctx->ngpus && g != own)
+            head[g] = gcommi_ld_relaxed64(
+                &gcommi_ctx_lane_ring(ctx, g)[ctx->lane_next[g] & (ctx->depth - 1)], 1);
+    head[own] = gcommi_ld_acquire64(
+        &gcommi_ctx_ring(ctx, own, ctx->local_rank, own)[ctx->lane_next[own] & (ctx->depth - 1)],
+        0);
 GCOMMI_UNROLL
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
         if (g >= ctx->ngpus) break;
-        const int sys = g != ctx->gpu;
+        const int sys = g != own;
         uint64_t *ring = gcommi_ctx_lane_ring(ctx, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
-        int hit = gcommi_lane_check(head[g], next, &e, sys, single);
+        const int in_host = (ctx->remote_mask >> g) & 1u; /* the proxy's lane */
+        int hit = gcommi_lane_check(in_host ? NULL : &ring[next & (ctx->depth - 1)], head[g], next,
+                                    &e, sys, !sys);
         while (hit) {
             if (e.win == GCOMMI_WIN_VOID) {
                 /* dropped */
@@ -889,6 +889,50 @@ GCOMM_HD_INLINE void gcommi_xfer_copy(const gcommi_xfer_t *x, int op, char *remo
     }
 }
 
+/* Thread 0: a typed put or get to a rank of another process. The transfer is cut into the
+ * pieces that are contiguous in both layouts (a halo face of nk lines: nk pieces), each a
+ * contiguous proxy command posted without waiting (the proxies move them concurrently; small
+ * pieces travel inside their command), then one flush (every piece done at the target, the
+ * origin reusable, the target's refusals this call's error) and, with `notify`, the notification,
+ * which therefore follows all the data. A piece outside the target's window is refused by the
+ * target's proxy while the others land. */
+GCOMM_HD_INLINE int gcommi_rma_proxy_typed_t0(gcomm_context_t *ctx, int op, gcomm_win_t win,
+                                              int tw, size_t offset, size_t bytes, char *origin,
+                                              int notify, int tag, const gcommi_xfer_t *x)
+{
+    int st = GCOMM_SUCCESS;
+    for (int64_t K = 0; K < (int64_t)bytes && st == GCOMM_SUCCESS;) {
+        int64_t co, ct;
+        const int64_t oo = gcommi_tview_locate(&x->o, K, &co);
+        const int64_t to = gcommi_tview_locate(&x->t, K, &ct);
+        int64_t n = (int64_t)bytes - K;
+        if (co < n) n = co;
+        if (ct < n) n = ct;
+        gcommi_pq_cmd_t c;
+        memset(&c, 0, sizeof(c));
+        c.op = op == GCOMMI_OP_GET ? GCOMMI_PQ_GET : GCOMMI_PQ_PUT;
+        c.offset = (uint64_t)((int64_t)offset + to);
+        c.bytes = (uint64_t)n;
+        c.target = tw;
+        c.win = (uint16_t)win;
+        if (op == GCOMMI_OP_PUT && n <= GCOMMI_PQ_INLINE_MAX) {
+            c.flags = GCOMMI_PQ_F_INLINE;
+            memcpy(c.u.data, origin + oo, (size_t)n);
+        } else {
+            c.u.origin = (uint64_t)(uintptr_t)(origin + oo);
+        }
+        st = gcommi_proxy_cmd_t0(ctx, &c, 0);
+        K += n;
+    }
+    if (st == GCOMM_SUCCESS) st = gcommi_proxy_flush_t0(ctx);
+    if (st) {
+        gcommi_fail_proxy(ctx, st, op, win, tw, offset, bytes);
+        return st;
+    }
+    return notify ? gcommi_rma_proxy_t0(ctx, GCOMMI_OP_NOTIFY, win, tw, 0, 0, NULL, 1, tag)
+                  : GCOMM_SUCCESS;
+}
+
 /* Every put and get: op PUT copies origin -> target window, GET the other way; with `notify` a
  * notification (win, this rank, tag) follows the data into the target's queue. x: a typed
  * transfer (NULL: `bytes` contiguous bytes at both ends). */
@@ -909,10 +953,10 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
     const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
     if (GCOMMI_UNLIKELY(gcommi_remote(ctx, tw))) { /* another process's rank: through the proxy */
         if (t0)
-            ctx->status = x ? GCOMM_ERR_UNSUPPORTED
+            ctx->status = x ? gcommi_rma_proxy_typed_t0(ctx, op, win, tw, offset, bytes,
+                                                        (char *)origin, notify, tag, x)
                             : gcommi_rma_proxy_t0(ctx, op, win, tw, offset, bytes, origin, notify,
                                                   tag);
-        if (t0 && x) gcommi_fail(ctx, GCOMM_ERR_UNSUPPORTED, op, win, tw, offset, bytes, 0);
         gcommi_block_sync();
         return ctx->status;
     }

@@ -33,11 +33,19 @@ GCOMM_HD_INLINE gcommi_tview_t gcommi_tview(const gcommi_layout_t *l)
     return v;
 }
 
-/* Memory offset of packed byte K of a sequence of instances (instance K / size). */
+/* Memory offset of packed byte K of a sequence of instances (instance K / size), and in
+ * *contig how many bytes from there on are contiguous in memory within that instance's run. */
+GCOMM_HD_INLINE int64_t gcommi_tview_locate(const gcommi_tview_t *t, int64_t K, int64_t *contig)
+{
+    int64_t i = K / t->size;
+    return i * t->extent + gcommi_dl_locate(t->nodes, t->aux, 0, K - i * t->size, contig);
+}
+
+/* Memory offset of packed byte K of a sequence of instances. */
 GCOMM_HD_INLINE int64_t gcommi_tview_offset(const gcommi_tview_t *t, int64_t K)
 {
-    int64_t i = K / t->size, contig;
-    return i * t->extent + gcommi_dl_locate(t->nodes, t->aux, 0, K - i * t->size, &contig);
+    int64_t contig;
+    return gcommi_tview_locate(t, K, &contig);
 }
 
 /* Copies packed bytes [0, bytes) from layout S at s to layout D at d; this caller's share only.
