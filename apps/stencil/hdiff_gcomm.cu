@@ -77,15 +77,17 @@ static __device__ __forceinline__ long part_first(int r, int n, long nj_gpu)
 
 /* Sends line src_line of every level of src (this rank's part of an array) to line target_line
  * of the target's part of window win, with one notification `tag` after the data. Block-
- * collective. halo_t (typed): the nk lines as one datatype instance, one typed notified put;
- * otherwise one put per line, then a flush (the data visible at the target) and the notification. */
+ * collective. typed: the nk lines as one instance of halo_t, one typed notified put; otherwise
+ * one put per line, then a flush (the data visible at the target) and the notification. */
 static __device__ int halo_put(gcomm_context_t *ctx, gcomm_win_t win, int target, long target_line,
                                const double *src, long src_line, hd_layout_t L, int tag,
                                gcomm_device_type_t halo_t, int typed)
 {
-    if (typed)
-        return gcomm_put_typed_notify(ctx, win, target, hd_at(L, 0, target_line, 0) * sizeof(double),
-                                      1, halo_t, src + hd_at(L, 0, src_line, 0), 1, halo_t, tag);
+    if (typed) {
+        const size_t at = hd_at(L, 0, target_line, 0) * sizeof(double);
+        return gcomm_put_typed_notify(ctx, win, target, at, 1, halo_t,
+                                      src + hd_at(L, 0, src_line, 0), 1, halo_t, tag);
+    }
     const size_t line_bytes = (size_t)L.ni * sizeof(double);
     for (int k = 0; k < L.nk; k++) {
         int rc = gcomm_put(ctx, win, target, hd_at(L, 0, target_line, k) * sizeof(double),
@@ -102,7 +104,8 @@ static __device__ int halo_put(gcomm_context_t *ctx, gcomm_win_t win, int target
  * let the compiler take ~220 registers, so that only 256 threads fit on an SM and the stencil
  * loops, latency-bound, ran at an eighth of the occupancy (H100, 2026-11-24: 1280 lines per GPU,
  * 386 us/iteration at 128 threads and 217 registers, 231 us at 512 threads and 64 registers;
- * the spills the cap causes are in the communication calls, which it barely slows). */
+ * the spills the cap causes are in the communication calls, which it barely slows; three ranks
+ * per SM, 40 registers, measured no better). */
 #define HD_THREADS_MAX 512
 #define HD_MIN_RANKS_PER_SM 2
 
@@ -150,18 +153,18 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
     gcomm_win_create(&ctx, GCOMM_COMM_WORLD, fly, wbytes, &wfly);
 
     const size_t own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
+    const hd_step_t step = hd_step_make(L, nj, blockDim.x);
 
     /* The clock covers the iterations only: every rank has started and created its windows. */
     gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
     if (lrank == 0 && threadIdx.x == 0) clk->start = globaltimer_ns();
 
     for (int s = 0; s < steps; s++) {
-        int i;
         /* phase 1: laplacian; reads in on lines 0 .. nj+1 (own and input halos) */
-        for (size_t e = threadIdx.x; e < own; e += blockDim.x) {
-            size_t c = hd_own_point(L, 1, nj, e, &i);
-            lap[c] = hd_lap(in, c, i, L.ni);
-        }
+        hd_pt_t q;
+        hd_pt_first(L, 1, nj, threadIdx.x, &q);
+        for (size_t e = threadIdx.x; e < own; e += blockDim.x, hd_pt_next(L, 1, nj, step, &q))
+            lap[q.c] = hd_lap(in, q.c, q.i, L.ni);
         __syncthreads(); /* the puts copy lines other threads wrote */
         if (halo_put(&ctx, wlap, left, nj_left + 1, lap, 1, L, TAG_FROM_RIGHT, halo_t, typed) !=
             GCOMM_SUCCESS)
@@ -169,10 +172,10 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
         if (gcomm_wait_notifications(&ctx, wlap, right, TAG_FROM_RIGHT, 1) != GCOMM_SUCCESS) break;
 
         /* phase 2: fluxes; fly reads lap and in on line nj+1 (just received / input halo) */
-        for (size_t e = threadIdx.x; e < own; e += blockDim.x) {
-            size_t c = hd_own_point(L, 1, nj, e, &i);
-            flx[c] = hd_flx(in, lap, c, i, L.ni);
-            fly[c] = hd_fly(in, lap, c, L.ni);
+        hd_pt_first(L, 1, nj, threadIdx.x, &q);
+        for (size_t e = threadIdx.x; e < own; e += blockDim.x, hd_pt_next(L, 1, nj, step, &q)) {
+            flx[q.c] = hd_flx(in, lap, q.c, q.i, L.ni);
+            fly[q.c] = hd_fly(in, lap, q.c, L.ni);
         }
         __syncthreads();
         if (halo_put(&ctx, wfly, right, 0, fly, nj, L, TAG_FROM_LEFT, halo_t, typed) !=
@@ -181,10 +184,9 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
         if (gcomm_wait_notifications(&ctx, wfly, left, TAG_FROM_LEFT, 1) != GCOMM_SUCCESS) break;
 
         /* phase 3: output; reads fly on line 0 (just received) */
-        for (size_t e = threadIdx.x; e < own; e += blockDim.x) {
-            size_t c = hd_own_point(L, 1, nj, e, &i);
-            out[c] = hd_out(in, coeff, flx, fly, c, i, L.ni);
-        }
+        hd_pt_first(L, 1, nj, threadIdx.x, &q);
+        for (size_t e = threadIdx.x; e < own; e += blockDim.x, hd_pt_next(L, 1, nj, step, &q))
+            out[q.c] = hd_out(in, coeff, flx, fly, q.c, q.i, L.ni);
         __syncthreads();
         /* out's boundary lines are the next iteration's input halos of both neighbours */
         if (halo_put(&ctx, wout, left, nj_left + 1, out, 1, L, TAG_FROM_RIGHT, halo_t, typed) !=

@@ -56,24 +56,27 @@ __global__ void k_lap(const double *in, double *lap, hd_layout_t L)
 {
     const long nj = L.lines - 2;
     const size_t own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
-    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < own;
-         e += (size_t)gridDim.x * blockDim.x) {
-        int i;
-        size_t c = hd_own_point(L, 1, nj, e, &i);
-        lap[c] = hd_lap(in, c, i, L.ni);
-    }
+    const size_t e0 = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const hd_step_t step = hd_step_make(L, nj, (size_t)gridDim.x * blockDim.x);
+    hd_pt_t q;
+    hd_pt_first(L, 1, nj, e0, &q);
+    for (size_t e = e0; e < own;
+         e += (size_t)gridDim.x * blockDim.x, hd_pt_next(L, 1, nj, step, &q))
+        lap[q.c] = hd_lap(in, q.c, q.i, L.ni);
 }
 
 __global__ void k_flux(const double *in, const double *lap, double *flx, double *fly, hd_layout_t L)
 {
     const long nj = L.lines - 2;
     const size_t own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
-    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < own;
-         e += (size_t)gridDim.x * blockDim.x) {
-        int i;
-        size_t c = hd_own_point(L, 1, nj, e, &i);
-        flx[c] = hd_flx(in, lap, c, i, L.ni);
-        fly[c] = hd_fly(in, lap, c, L.ni);
+    const size_t e0 = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const hd_step_t step = hd_step_make(L, nj, (size_t)gridDim.x * blockDim.x);
+    hd_pt_t q;
+    hd_pt_first(L, 1, nj, e0, &q);
+    for (size_t e = e0; e < own; e += (size_t)gridDim.x * blockDim.x,
+                hd_pt_next(L, 1, nj, step, &q)) {
+        flx[q.c] = hd_flx(in, lap, q.c, q.i, L.ni);
+        fly[q.c] = hd_fly(in, lap, q.c, L.ni);
     }
 }
 
@@ -82,12 +85,13 @@ __global__ void k_out(const double *in, const double *coeff, const double *flx, 
 {
     const long nj = L.lines - 2;
     const size_t own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
-    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < own;
-         e += (size_t)gridDim.x * blockDim.x) {
-        int i;
-        size_t c = hd_own_point(L, 1, nj, e, &i);
-        out[c] = hd_out(in, coeff, flx, fly, c, i, L.ni);
-    }
+    const size_t e0 = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const hd_step_t step = hd_step_make(L, nj, (size_t)gridDim.x * blockDim.x);
+    hd_pt_t q;
+    hd_pt_first(L, 1, nj, e0, &q);
+    for (size_t e = e0; e < own;
+         e += (size_t)gridDim.x * blockDim.x, hd_pt_next(L, 1, nj, step, &q))
+        out[q.c] = hd_out(in, coeff, flx, fly, q.c, q.i, L.ni);
 }
 
 /* ---- halo exchange through host memory ---- */

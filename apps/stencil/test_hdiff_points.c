@@ -1,0 +1,50 @@
+/* The point walk of the horizontal diffusion kernels (hd_step_make, hd_pt_first, hd_pt_next in
+ * hdiff_common.h) against hd_own_point, the direct form, for every point a thread of a block or
+ * a grid visits: layouts of one to many lines, steps below a line, of whole lines, of several
+ * levels, and steps that do not divide a line. CPU only (the functions are GCOMM_HD). */
+#include <stdio.h>
+
+#include "hdiff_common.h"
+
+static long check(int ni, long nj, int nk, size_t step)
+{
+    hd_layout_t L;
+    L.ni = ni;
+    L.nk = nk;
+    L.lines = nj + 2;
+    const size_t own = (size_t)ni * (size_t)nj * (size_t)nk;
+    const hd_step_t s = hd_step_make(L, nj, step);
+    long bad = 0;
+    for (size_t t = 0; t < step && t < own; t++) { /* every thread of the block or grid */
+        hd_pt_t q;
+        hd_pt_first(L, 1, nj, t, &q);
+        for (size_t e = t; e < own; e += step, hd_pt_next(L, 1, nj, s, &q)) {
+            int i;
+            size_t c = hd_own_point(L, 1, nj, e, &i);
+            if (c != q.c || i != q.i) {
+                if (bad++ < 5)
+                    fprintf(stderr, "ni %d nj %ld nk %d step %zu: point %zu at %zu (i %d), walk "
+                            "says %zu (i %d)\n", ni, nj, nk, step, e, c, i, q.c, q.i);
+            }
+        }
+    }
+    return bad;
+}
+
+int main(void)
+{
+    const int nis[] = {1, 7, 32, 128};
+    const long njs[] = {1, 2, 3, 5, 64};
+    const int nks[] = {1, 4, 26};
+    const size_t steps[] = {1, 5, 64, 100, 128, 512, 1000, 4096, 100003};
+    long bad = 0, cases = 0;
+    for (unsigned a = 0; a < sizeof(nis) / sizeof(nis[0]); a++)
+        for (unsigned b = 0; b < sizeof(njs) / sizeof(njs[0]); b++)
+            for (unsigned c = 0; c < sizeof(nks) / sizeof(nks[0]); c++)
+                for (unsigned d = 0; d < sizeof(steps) / sizeof(steps[0]); d++) {
+                    bad += check(nis[a], njs[b], nks[c], steps[d]);
+                    cases++;
+                }
+    printf("test_hdiff_points: %ld layouts x steps, %ld points walked wrong\n", cases, bad);
+    return bad ? 1 : 0;
+}
