@@ -3,12 +3,13 @@
 # (GPU_DIR, default build-gpu): test_rma_mpi with every process its own pretend node
 # (GCOMM_FORCE_PROXY=1: ring, exchange, gather with wildcards, get, barriers, registered memory,
 # stress, puts outside windows of this and the other process, a launch after the errors, and the
-# wait timeout), the same test over CUDA IPC when there are two GPUs, the device test and the
-# same-GPU latency (unchanged paths), the horizontal diffusion mini-app and the overlap benchmark
-# with one process per GPU through the proxy (when both processes' kernels can run at once: two
-# GPUs or MPS), and bench_proxy (the proxy path's latency and 16 MiB bandwidth against its
-# stages). With one GPU the two processes share it: without MPS the GPU
-# time-slices between their kernels (correctness only); with --mps an MPS control daemon (started
+# wait timeout), the same test over CUDA IPC when there are two GPUs and in a job mixing both
+# paths (4 processes, GCOMM_FORCE_PROXY=2: each pretend node one process per GPU), the device
+# test and the same-GPU latency (unchanged paths), the horizontal diffusion mini-app and the
+# overlap benchmark with one process per GPU through the proxy (when both processes' kernels can
+# run at once: two GPUs or MPS), and bench_proxy (the proxy path's latency and 16 MiB bandwidth
+# against its stages). With one GPU the two processes share it: without MPS the GPU time-slices
+# between their kernels (correctness only); with --mps an MPS control daemon (started
 # here, stopped at the end; no GPU setting changes) lets both run at once, for timings.
 # Logs go to $OUT (or $GPU_DIR/logs); a short table comes last.
 # Usage: scripts/proxy-check.sh [--quick] [--mps] [--bench-only]
@@ -42,6 +43,11 @@ if [ $bench_only = 0 ]; then
         --bind-to none "$b/tests/rma/test_rma_mpi" timeout
     if [ "$ngpu" -ge 2 ]; then
         step ipc_mpi_all 300 mpirun -n 2 --bind-to none "$b/tests/rma/test_rma_mpi" all 200000
+        # a job mixing both paths: two pretend nodes of two processes, one per GPU in each, so
+        # 0 <-> 1 and 2 <-> 3 meet through CUDA IPC and the others through the proxies
+        nmix=$([ -n "$mps_dir" ] && echo 200000 || echo 20000) # without MPS: time-sliced
+        step mixed_mpi_all 300 env GCOMM_FORCE_PROXY=2 GCOMM_TIMEOUT_MS=120000 mpirun -n 4 \
+            --bind-to none "$b/tests/rma/test_rma_mpi" all "$nmix"
     fi
     if [ $concurrent = 1 ]; then
         # few ranks per GPU: with one GPU both processes' grids must fit on it at once
@@ -59,7 +65,7 @@ if [ -x "$b/bench/bench_proxy" ]; then
         "$b/bench/bench_proxy" --csv "$logs/proxy.csv"
 fi
 mps_stop
-for f in "$logs"/proxy_mpi_all.log "$logs"/proxy_mpi_timeout.log; do
+for f in "$logs"/proxy_mpi_all.log "$logs"/proxy_mpi_timeout.log "$logs"/mixed_mpi_all.log; do
     [ -f "$f" ] && { echo "== $(basename "$f")"; grep -E "FAIL|ok|->|skipped|passed|failed" "$f" | head -30; }
 done
 [ -f "$logs/bench_rma.log" ] && { echo "== bench_rma (same GPU)"; grep -iE "pingpong|one-way|^ *[0-9]+ " "$logs/bench_rma.log" | head -12; }
