@@ -463,7 +463,10 @@ GCOMM_HD_INLINE void body_typed_bad(gcomm_param_t param, double *buf, unsigned *
     gcomm_win_t win;
     gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TR * TC * 8, &win);
     if (rank == 1) {
-        int rc = mode == 0 ? gcomm_put_typed(&ctx, win, 0, 8, 2, col, src, 2, col)
+        /* (mode 0's origin is packed: 2 columns' worth of src, all of it inside src, so that a
+         * put to another process, whose pieces leave before its target refuses the last ones,
+         * reads nothing outside the origin buffer) */
+        int rc = mode == 0 ? gcomm_put_typed(&ctx, win, 0, 8, 2, col, src, 2 * TR, dbl)
                : mode == 1 ? gcomm_put_typed_notify(&ctx, win, 0, 8, 1, col, src, TR - 1, dbl, 3)
                            : gcomm_put_typed(&ctx, win, 0, 8, 1, rev, src, TR, dbl);
         DCHECK(rc == (mode == 1 ? GCOMM_ERR_TYPE_MISMATCH : GCOMM_ERR_WINDOW), errs);
