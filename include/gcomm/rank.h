@@ -103,7 +103,6 @@ typedef struct {
     uint32_t credit_seen;
     uint32_t credit_slot;                     /* the slot last published to that target */
     uint32_t remote_mask;                     /* GPUs reached through the proxy (rt.h) */
-    uint64_t *remote_ring;                    /* rings of the lanes the proxy fills (rt.h) */
     uint32_t proxy_ids;                       /* proxy commands this rank has posted ... */
     uint32_t proxy_flushed;                   /* ... and the last one known to be done */
     uint32_t proxy_seen;                      /* the proxy ring's credit last loaded */

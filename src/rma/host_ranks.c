@@ -104,9 +104,6 @@ static int host_setup(host_job_t *j, const int *counts, int nprocs, int me, uint
         memset(j->seg[g], 0, bytes);
         p->seg[g] = j->seg[g];
     }
-    /* the lanes the proxy fills (from other processes) stay in this process's own segment, laid
-     * out as all its lanes are */
-    p->remote_ring = (uint64_t *)(p->seg[me] + p->off_ring);
     j->log = calloc(GCOMMI_LOG_RECORDS, sizeof(gcommi_log_rec_t));
     if (!j->log) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "no memory for the gcomm_log records");
     p->log = j->log;

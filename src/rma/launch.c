@@ -82,6 +82,12 @@ int gcomm_launch_max_blocks(const void *kernel, int threads_per_block, size_t sh
         }
     }
     *blocks = per_sm * sms;
+    /* a job over the proxy takes one block per GPU for its service block (svc.h) */
+    if (gcommi_gpu_job_spans_nodes(&gcommi_rt)) *blocks -= 1;
+    if (*blocks < 1)
+        return GCOMMI_ERROR(GCOMM_ERR_ARG, "no block of %d threads (%zu bytes of shared memory) "
+                            "of this kernel fits on device %d beside the proxy's service block",
+                            threads_per_block, shared_bytes, dev);
     return GCOMM_SUCCESS;
 }
 
@@ -98,7 +104,8 @@ static int phase_ranks(gcommi_rt_t *rt, const gcomm_launch_t *launch, gpu_info_t
         if (b > max || b < 1)
             return GCOMMI_ERROR(GCOMM_ERR_ARG, "blocks_per_gpu = %d: at most %d blocks of %d "
                                 "threads (%zu bytes of shared memory) of this kernel are resident "
-                                "at once on device %d; ranks that are not resident could deadlock",
+                                "at once on device %d (one is the proxy's service block in a job "
+                                "over the proxy); ranks that are not resident could deadlock",
                                 b, max, launch->threads_per_block, launch->shared_bytes,
                                 rt->local[i].device);
         mine[i].blocks = b;
@@ -218,9 +225,10 @@ static int phase_upload(gcommi_rt_t *rt, const gcommi_param_t *base, gcommi_para
     return GCOMM_SUCCESS;
 }
 
-/* Launches on every local GPU; returns how many were launched (st: the first failure). */
+/* Launches on every local GPU, with the service block after the ranks when svc (a job over the
+ * proxy); returns how many were launched (st: the first failure). */
 static int launch_all(gcommi_rt_t *rt, const gcomm_launch_t *launch, const gpu_info_t *mine,
-                      int *st)
+                      int svc, int *st)
 {
     int launched = 0;
     for (int i = 0; i < rt->nlocal; i++) {
@@ -230,7 +238,7 @@ static int launch_all(gcommi_rt_t *rt, const gcomm_launch_t *launch, const gpu_i
         if (!args) args = own_args;
         void *saved = args[0];
         args[0] = &l->param_dev;
-        dim3 grid = {(unsigned)mine[i].blocks, 1, 1};
+        dim3 grid = {(unsigned)(mine[i].blocks + (svc ? 1 : 0)), 1, 1};
         dim3 block = {(unsigned)launch->threads_per_block, 1, 1};
         cudaSetDevice(l->device);
         cudaError_t e = cudaLaunchCooperativeKernel(launch->kernel, grid, block, args,
@@ -365,9 +373,15 @@ int gcomm_launch(const gcomm_launch_t *launch)
      * proxy's start to its stop this thread calls no MPI (the proxy thread does). */
     int lst = GCOMM_SUCCESS, pst = GCOMM_SUCCESS;
     if (use_proxy) lst = gcommi_gpu_proxy_start(&gp);
-    int launched = lst == GCOMM_SUCCESS ? launch_all(rt, launch, mine, &lst) : 0;
+    int launched = lst == GCOMM_SUCCESS ? launch_all(rt, launch, mine, use_proxy, &lst) : 0;
+    if (use_proxy) {
+        /* the ranks finish, the proxies stop (collective; the service blocks deliver until
+         * then), and the service blocks end, so that the kernels can */
+        gcommi_gpu_proxy_wait_ranks(&gp, launched);
+        if (gp.proxy) pst = gcommi_gpu_proxy_stop(&gp);
+        gcommi_gpu_proxy_end_service(&gp);
+    }
     wait_all(rt, launched);
-    if (use_proxy && gp.proxy) pst = gcommi_gpu_proxy_stop(&gp); /* collective */
     for (int i = 0; i < launched; i++) collect(rt, i, &prm[i], &res_mine[i]);
     st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
     if (st == GCOMM_SUCCESS) {

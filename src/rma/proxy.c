@@ -92,6 +92,7 @@ typedef struct buf_s {
     /* while an asynchronous copy runs (local ops' *_start): a received put's piece that waits for
      * its delivery before the buffer is posted again, or a message to send once its data is in */
     uint64_t ticket;
+    int notified; /* ... a received notification (with its put) whose step is that copy */
     int peer;
     size_t len;
 } buf_t;
@@ -769,6 +770,28 @@ static void put_piece_done(gcommi_proxy_t *p, int peer, const msg_hdr_t *h, int3
     }
 }
 
+/* A notification, alone (len 0) or with its put in one piece, by the local ops' one asynchronous
+ * step (deliver_put_notify_start): acknowledged once that is over (pump_held). Returns 1 when b
+ * is held. */
+static int deliver_notified(gcommi_proxy_t *p, buf_t *b, int peer, const msg_hdr_t *h,
+                            const unsigned char *data, size_t len)
+{
+    const gcommi_proxy_local_ops_t *l = &p->prm.local;
+    uint64_t ticket = 0;
+    int32_t st = CALLBACK(p, "deliver_put_notify_start",
+                          l->deliver_put_notify_start(l->ctx, h->target, h->source, h->win, h->tag,
+                                                      h->offset, len ? data : NULL, len, &ticket));
+    if (!st && ticket) {
+        b->peer = peer;
+        b->ticket = ticket;
+        b->notified = 1;
+        bufq_push(&p->held, b);
+        return 1;
+    }
+    ack_push(p, peer, h->xfer, st);
+    return 0;
+}
+
 /* A piece of a put arrived in b: delivered at once, or by a copy that b waits for (returns 1:
  * b is held, pump_held posts it again). */
 static int on_put(gcommi_proxy_t *p, buf_t *b, int peer, const msg_hdr_t *h,
@@ -776,6 +799,9 @@ static int on_put(gcommi_proxy_t *p, buf_t *b, int peer, const msg_hdr_t *h,
 {
     int32_t st = h->status;
     if (!st && !is_local_rank(p, h->target)) st = GCOMM_ERR_RANK;
+    if (!st && (h->flags & GCOMMI_PQ_F_NOTIFY) && p->prm.local.deliver_put_notify_start &&
+        h->pos == 0 && h->len == h->total && h->len <= p->prm.local.put_notify_max)
+        return deliver_notified(p, b, peer, h, data, h->len);
     if (!st && h->len) {
         const gcommi_proxy_local_ops_t *l = &p->prm.local;
         if (l->deliver_put_start) {
@@ -810,7 +836,11 @@ static int pump_held(gcommi_proxy_t *p)
     while ((b = bufq_copied(p, &p->held, &st))) {
         msg_hdr_t h;
         memcpy(&h, b->mem, HDR_BYTES);
-        put_piece_done(p, b->peer, &h, st);
+        if (b->notified) /* its notification is in place too */
+            ack_push(p, b->peer, h.xfer, st);
+        else
+            put_piece_done(p, b->peer, &h, st);
+        b->notified = 0;
         post_recv(p, b);
         work = 1;
     }
@@ -912,6 +942,7 @@ static int on_message(gcommi_proxy_t *p, buf_t *b, int peer, size_t len)
     case MSG_NOTIFY: {
         int32_t st = is_local_rank(p, h.target) ? GCOMM_SUCCESS : GCOMM_ERR_RANK;
         const gcommi_proxy_local_ops_t *l = &p->prm.local;
+        if (!st && l->deliver_put_notify_start) return deliver_notified(p, b, peer, &h, NULL, 0);
         if (!st)
             st = CALLBACK(p, "deliver_notify", l->deliver_notify(l->ctx, h.target, h.source,
                                                                   h.win, h.tag));
@@ -972,7 +1003,10 @@ static void on_event(void *arg, void *ctx, int peer, size_t len, int cancelled)
     }
     case CTX_OP_BARRIER: {
         op_t *op = (op_t *)((char *)ctx - offsetof(op_t, ctx));
-        finish_op(p, op, GCOMM_SUCCESS);
+        const gcommi_proxy_local_ops_t *l = &p->prm.local;
+        /* what the others put here before they entered is in place before our ranks go */
+        int32_t st = l->fence ? CALLBACK(p, "fence", l->fence(l->ctx)) : GCOMM_SUCCESS;
+        finish_op(p, op, st);
         return;
     }
     case CTX_STOP_BARRIER: p->phase = PH_BARRIER_DONE; return;
@@ -1270,7 +1304,8 @@ int gcommi_proxy_create(const gcommi_proxy_params_t *prm, gcommi_proxy_t **out)
     if ((!l->deliver_put && !l->deliver_put_start) || !l->deliver_notify ||
         (!l->read_origin && !l->read_origin_start) || !l->write_origin || !l->read_window ||
         !l->local_abort != !l->remote_abort || !l->deliver_put_start != !l->copy_done ||
-        !l->read_origin_start != !l->copy_done)
+        !l->read_origin_start != !l->copy_done ||
+        (l->deliver_put_notify_start && !l->copy_done))
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "a local delivery operation is missing");
     if (prm->nrings < 0 || prm->nrings > GCOMMI_PROXY_MAX_RINGS)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "nrings = %d (0 .. %d)", prm->nrings,

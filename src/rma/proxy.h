@@ -112,6 +112,19 @@ typedef struct {
     int (*read_origin_start)(void *ctx, void *dst, uint64_t origin, size_t bytes,
                              uint64_t *ticket);
     int (*copy_done)(void *ctx, uint64_t ticket);
+    /* Optional (with copy_done): a notification together with the put it follows, when that put
+     * is at most put_notify_max bytes in one piece (bytes 0, src NULL: a notification alone), in
+     * one asynchronous step (a GPU's service block stores both, svc.h), so that neither waits
+     * for a copy. Checks like deliver_put; *ticket as deliver_put_start's: once copy_done says
+     * so, the data and the notification are in place and the proxy acknowledges the put. */
+    int (*deliver_put_notify_start)(void *ctx, int32_t target, int32_t source, int32_t win,
+                                    int32_t tag, uint64_t offset, const void *src, size_t bytes,
+                                    uint64_t *ticket);
+    size_t put_notify_max;
+    /* Optional: returns once every delivery made so far is in place, for local ops whose
+     * deliveries complete after they are reported complete but in order among themselves (a
+     * GPU's service block). Called before a barrier lets this process's ranks go. */
+    int (*fence)(void *ctx);
 } gcommi_proxy_local_ops_t;
 
 typedef struct {

@@ -4,12 +4,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/config.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "gcomm/detail/notif.h"
 #include "gcomm/detail/rank_prims.h"
+#include "gcomm/detail/svc.h"
 #include "rma/cuda_try.h"
 #include "rma/proxy_gpu.h"
 #include "rma/segment.h"
@@ -89,9 +91,87 @@ static int gp_copy_start(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *
     return GCOMM_SUCCESS;
 }
 
+/* ---- the service blocks (svc.h): records posted by this thread, carried out by the GPU ---- */
+
+/* A service ticket: bit 63, the local GPU, and the record's position + 1. */
+#define SVC_TICKET (1ull << 63)
+
+static int svc_ticket_done(gcommi_gpu_proxy_t *gp, uint64_t ticket)
+{
+    const int li = (int)((ticket >> 48) & 0xff);
+    const uint32_t n = (uint32_t)ticket;
+    return (int32_t)(__atomic_load_n(&gp->svc_ctl[li]->done, __ATOMIC_ACQUIRE) - n) >= 0;
+}
+
+/* Writes one record into local GPU li's delivery ring once it has room: up to GCOMMI_SVC_DATA
+ * bytes of src for dst (GPU memory), then `entry` into the lane slot `at` (0: none). *ticket
+ * names it for gp_copy_done. Waits for room at most the launch's timeout (the service block
+ * carries out a record in about a microsecond; it does not run before the kernel starts). */
+static int svc_post(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, size_t bytes,
+                    uint64_t *at, uint64_t entry, uint64_t *ticket)
+{
+    const uint32_t pos = gp->svc_pos[li], depth = GCOMMI_SVC_DEPTH;
+    gcommi_svc_ctl_t *c = gp->svc_ctl[li];
+    if (pos - __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) >= depth) {
+        uint64_t start = gcommi_host_now_ns();
+        for (uint32_t spins = 1; pos - __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) >= depth;
+             spins++) {
+            if (gcommi_host_now_ns() - start > gp->base->timeout_ns)
+                return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the service block of local GPU %d takes "
+                                    "no deliveries (%u posted, %u carried out)", li, pos,
+                                    __atomic_load_n(&c->done, __ATOMIC_ACQUIRE));
+            gcommi_host_pause(spins);
+        }
+    }
+    gcommi_svc_rec_t *r = &gp->svc_ring[li][pos & (depth - 1)];
+    r->dst = (uint64_t)(uintptr_t)dst;
+    r->entry_at = (uint64_t)(uintptr_t)at;
+    r->entry = entry;
+    r->bytes = (uint32_t)bytes;
+    if (bytes) memcpy(r->data, src, bytes);
+    __atomic_store_n(&r->seq, pos + 1, __ATOMIC_RELEASE);
+    gp->svc_pos[li] = pos + 1;
+    *ticket = SVC_TICKET | (uint64_t)li << 48 | (uint64_t)(pos + 1);
+    return GCOMM_SUCCESS;
+}
+
+/* Waits until the service block has carried out `ticket`. */
+static int svc_wait(gcommi_gpu_proxy_t *gp, uint64_t ticket);
+
+/* A record is complete once posted: the service block carries out a GPU's records in order, so
+ * whatever reaches that GPU through this proxy later (a notification, another put) lands after
+ * it. What could overtake it is fenced: a get reads the window only once the GPU's service block
+ * has caught up, and a barrier completes only then (gp_fence). */
+static int svc_catch_up(gcommi_gpu_proxy_t *gp, int li)
+{
+    if (!gp->svc_pos[li]) return GCOMM_SUCCESS;
+    return svc_wait(gp, SVC_TICKET | (uint64_t)li << 48 | (uint64_t)gp->svc_pos[li]);
+}
+
+static int gp_fence(void *ctx)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    for (int li = 0; li < gp->nlocal; li++) GCOMMI_CHECK(svc_catch_up(gp, li));
+    return GCOMM_SUCCESS;
+}
+
+static int svc_wait(gcommi_gpu_proxy_t *gp, uint64_t ticket)
+{
+    uint64_t start = gcommi_host_now_ns();
+    for (uint32_t spins = 1; !svc_ticket_done(gp, ticket); spins++) {
+        if (gcommi_host_now_ns() - start > gp->base->timeout_ns)
+            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the service block of local GPU %d did not "
+                                "carry out delivery %u", (int)((ticket >> 48) & 0xff),
+                                (uint32_t)ticket);
+        gcommi_host_pause(spins);
+    }
+    return GCOMM_SUCCESS;
+}
+
 static int gp_copy_done(void *ctx, uint64_t ticket)
 {
     gcommi_gpu_proxy_t *gp = ctx;
+    if (ticket & SVC_TICKET) return svc_ticket_done(gp, ticket);
     const int k = (int)(ticket % GCOMMI_GPU_PROXY_COPIES);
     if (gp->ev_ticket[k] != ticket) return 1; /* the slot was reused after waiting for it */
     cudaError_t e = cudaEventQuery((cudaEvent_t)gp->events[k]);
@@ -116,6 +196,7 @@ static int gp_window(gcommi_gpu_proxy_t *gp, int32_t target, int32_t win, uint64
     return GCOMM_SUCCESS;
 }
 
+/* A small payload goes by the service block, a larger one by a copy engine. */
 static int gp_deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t offset,
                                 const void *src, size_t bytes, uint64_t *ticket)
 {
@@ -123,6 +204,11 @@ static int gp_deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t
     char *dst = NULL;
     int li = 0;
     GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
+    if (bytes <= GCOMMI_SVC_DATA) {
+        GCOMMI_CHECK(svc_post(gp, li, dst, src, bytes, NULL, 0, ticket));
+        *ticket = 0; /* complete once posted (svc_catch_up) */
+        return GCOMM_SUCCESS;
+    }
     return gp_copy_start(gp, li, dst, src, bytes, "proxy: put into a GPU window", ticket);
 }
 
@@ -133,25 +219,49 @@ static int gp_read_window(void *ctx, int32_t target, int32_t win, uint64_t offse
     char *src = NULL;
     int li = 0;
     GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &src, &li));
+    GCOMMI_CHECK(svc_catch_up(gp, li)); /* the small puts before it are in the window */
     return gp_copy(gp, li, dst, src, bytes, "proxy: get from a GPU window");
 }
 
 /* The proxy is the producer of the lane from the source's GPU into the target: it reserves a slot
- * with that lane's counter in the source GPU's shadow, waits for the credit the target rank
- * returns there, and publishes into the lane's ring in mapped memory. The data of a put before
- * it is in place: its copy has completed. */
-static int gp_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t win, int32_t tag)
+ * with that lane's counter in the source GPU's shadow and waits for the credit the target rank
+ * returns there; the service block stores the notification (with a small put's payload before
+ * it) into the lane's ring in the target's segment. */
+static int notified_post(gcommi_gpu_proxy_t *gp, int32_t target, int32_t source, int32_t win,
+                         int32_t tag, char *dst, const void *src, size_t bytes, uint64_t *ticket)
 {
-    gcommi_gpu_proxy_t *gp = ctx;
     const gcommi_param_t *p = gp->base;
     const int sg = gcommi_gpu_of_rank(p, source), tg = gcommi_gpu_of_rank(p, target);
     const int li = tg - gp->first;
     if (li < 0 || li >= gp->nlocal || !((p->remote_mask >> sg) & 1u))
         return GCOMMI_ERROR(GCOMM_ERR_RANK, "notification from rank %d (GPU %d) to rank %d (GPU "
                             "%d): not from a remote GPU to this process", source, sg, target, tg);
-    uint64_t *ring = gp->remote_ring[li] +
+    uint32_t slot;
+    GCOMMI_CHECK(gcommi_proxy_lane_reserve(p, sg, target, &slot));
+    uint64_t *ring = (uint64_t *)(gp->dev_seg[li] + p->off_ring) +
                      ((int64_t)(target - p->rank_base[tg]) * p->ngpus + sg) * p->depth;
-    return gcommi_proxy_lane_publish(p, sg, ring, target, source, win, tag);
+    return svc_post(gp, li, dst, src, bytes, &ring[slot & (p->depth - 1)],
+                    gcommi_notif_pack(slot, source, tag, win), ticket);
+}
+
+/* A notification after a large put or a get (complete once posted, svc_catch_up). */
+static int gp_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t win, int32_t tag)
+{
+    uint64_t ticket;
+    return notified_post(ctx, target, source, win, tag, NULL, NULL, 0, &ticket);
+}
+
+static int gp_deliver_put_notify_start(void *ctx, int32_t target, int32_t source, int32_t win,
+                                       int32_t tag, uint64_t offset, const void *src,
+                                       size_t bytes, uint64_t *ticket)
+{
+    gcommi_gpu_proxy_t *gp = ctx;
+    char *dst = NULL;
+    int li = 0;
+    if (bytes) GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
+    GCOMMI_CHECK(notified_post(gp, target, source, win, tag, dst, src, bytes, ticket));
+    *ticket = 0; /* complete once posted (svc_catch_up) */
+    return GCOMM_SUCCESS;
 }
 
 /* Origins are in this process's memory: a GPU's (a rank's buffer) or the host's. */
@@ -206,20 +316,19 @@ int gcommi_gpu_proxy_setup(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt, gcommi_param
     const uint32_t depth = gp->ring_depth = ring_depth_config();
     const size_t seg = round_up(base->seg_bytes, 256), W = (size_t)base->world_size;
     size_t bytes = 0, off_shadow[GCOMMI_MAX_GPUS], off_ring[GCOMMI_MAX_GPUS];
-    size_t off_cons[GCOMMI_MAX_GPUS], off_lanes[GCOMMI_MAX_GPUS];
+    size_t off_cons[GCOMMI_MAX_GPUS], off_svc[GCOMMI_MAX_GPUS];
     for (int g = 0; g < base->ngpus; g++)
         if ((base->remote_mask >> g) & 1u) {
             off_shadow[g] = bytes;
             bytes += seg;
         }
     for (int i = 0; i < gp->nlocal; i++) {
-        int g = gp->first + i, n = base->rank_base[g + 1] - base->rank_base[g];
         off_ring[i] = bytes;
         bytes += round_up((size_t)depth * sizeof(gcommi_pq_cmd_t), 256);
         off_cons[i] = bytes;
         bytes += 256;
-        off_lanes[i] = bytes;
-        bytes += round_up((size_t)n * base->ngpus * base->depth * sizeof(uint64_t), 256);
+        off_svc[i] = bytes;
+        bytes += (size_t)GCOMMI_SVC_DEPTH * sizeof(gcommi_svc_rec_t) + sizeof(gcommi_svc_ctl_t);
     }
     size_t off_done = bytes;
     bytes += round_up(W * sizeof(uint32_t), 256);
@@ -243,7 +352,8 @@ int gcommi_gpu_proxy_setup(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt, gcommi_param
     for (int i = 0; i < gp->nlocal; i++) {
         gp->ring[i] = (gcommi_pq_cmd_t *)(gp->host + off_ring[i]);
         gp->consumed[i] = (uint32_t *)(gp->host + off_cons[i]);
-        gp->remote_ring[i] = (uint64_t *)(gp->host + off_lanes[i]);
+        gp->svc_ring[i] = (gcommi_svc_rec_t *)(gp->host + off_svc[i]);
+        gp->svc_ctl[i] = (gcommi_svc_ctl_t *)(gp->svc_ring[i] + GCOMMI_SVC_DEPTH);
         uint32_t tail = 0;
         gcommi_pq_t q = {gp->ring[i], &tail, gp->consumed[i], depth, 0};
         gcommi_pq_init(&q, 0);
@@ -277,7 +387,10 @@ int gcommi_gpu_proxy_create(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt)
                                           .remote_abort = gp_remote_abort,
                                           .deliver_put_start = gp_deliver_put_start,
                                           .read_origin_start = gp_read_origin_start,
-                                          .copy_done = gp_copy_done};
+                                          .copy_done = gp_copy_done,
+                                          .deliver_put_notify_start = gp_deliver_put_notify_start,
+                                          .put_notify_max = GCOMMI_SVC_DATA,
+                                          .fence = gp_fence};
     pp.nranks = gp->base->world_size;
     pp.proc_of_rank = gp->proc_of_rank;
     pp.done = gp->done;
@@ -302,7 +415,9 @@ void gcommi_gpu_proxy_param(gcommi_gpu_proxy_t *gp, int i, gcommi_param_t *prm)
     uint32_t *tail = (uint32_t *)(gp->dev_seg[i] + prm->off_ctrl +
                                   offsetof(gcommi_ctrl_t, proxy_tail));
     prm->proxy_q = (gcommi_pq_t){gp->ring[i], tail, gp->consumed[i], gp->ring_depth, 0};
-    prm->remote_ring = gp->remote_ring[i];
+    prm->svc_ring = gp->svc_ring[i];
+    prm->svc_ctl = gp->svc_ctl[i];
+    prm->svc_depth = GCOMMI_SVC_DEPTH;
 }
 
 int gcommi_gpu_proxy_start(gcommi_gpu_proxy_t *gp)
@@ -310,17 +425,49 @@ int gcommi_gpu_proxy_start(gcommi_gpu_proxy_t *gp)
     return gcommi_proxy_start(gp->proxy);
 }
 
+void gcommi_gpu_proxy_wait_ranks(gcommi_gpu_proxy_t *gp, int launched)
+{
+    double nap = 20e-6;
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < launched && !busy; i++) {
+            if (__atomic_load_n(&gp->svc_ctl[i]->ranks_done, __ATOMIC_ACQUIRE)) continue;
+            cudaSetDevice(gp_device(gp, i));
+            if (cudaStreamQuery((cudaStream_t)gcommi_rt.local[i].stream) == cudaErrorNotReady)
+                busy = 1;
+        }
+        if (!busy) return;
+        struct timespec ts = {0, (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+        if (nap < 1e-3) nap *= 2;
+    }
+}
+
 int gcommi_gpu_proxy_stop(gcommi_gpu_proxy_t *gp)
 {
-    /* the kernels are over: every reservation is final */
+    /* every rank has finished: every reservation is final (the last rank wrote the count; a
+     * kernel that failed is over, and its count is read from the GPU) */
     for (int i = 0; i < gp->nlocal; i++) {
+        if (__atomic_load_n(&gp->svc_ctl[i]->ranks_done, __ATOMIC_ACQUIRE)) {
+            gp->tail_mirror[i] = __atomic_load_n(&gp->svc_ctl[i]->final_tail, __ATOMIC_RELAXED);
+            continue;
+        }
         CUDA_TRY(cudaSetDevice(gp_device(gp, i)), "cudaSetDevice");
-        CUDA_TRY(cudaMemcpy(&gp->tail_mirror[i], gp->dev_seg[i] + gp->base->off_ctrl +
-                            offsetof(gcommi_ctrl_t, proxy_tail), sizeof(uint32_t),
-                            cudaMemcpyDeviceToHost), "proxy: reading the ring's reservations");
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        CUDA_TRY(cudaMemcpyAsync(&gp->tail_mirror[i], gp->dev_seg[i] + gp->base->off_ctrl +
+                                 offsetof(gcommi_ctrl_t, proxy_tail), sizeof(uint32_t),
+                                 cudaMemcpyDeviceToHost, (cudaStream_t)gp->stream[i]),
+                 "proxy: reading the ring's reservations");
+        CUDA_TRY(cudaStreamSynchronize((cudaStream_t)gp->stream[i]),
+                 "proxy: reading the ring's reservations");
     }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return gcommi_proxy_stop(gp->proxy, 0);
+}
+
+void gcommi_gpu_proxy_end_service(gcommi_gpu_proxy_t *gp)
+{
+    for (int i = 0; i < gp->nlocal; i++)
+        if (gp->svc_ctl[i]) __atomic_store_n(&gp->svc_ctl[i]->stop, 1, __ATOMIC_RELEASE);
 }
 
 void gcommi_gpu_proxy_free(gcommi_gpu_proxy_t *gp)

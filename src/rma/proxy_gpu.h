@@ -6,11 +6,13 @@
  *     GPUs into local ranks), and one shadow segment per remote GPU (the counters of those lanes
  *     and a copy of the local ranks' window entries, which win_create writes into every GPU's
  *     segment as the kernel sees it);
- *   - the proxy's delivery into GPU windows and lanes: cudaMemcpyAsync on streams of its own (the
- *     copy engines work beside a running cooperative kernel), asynchronous for a put's pieces at
- *     both ends (the proxy polls each copy's event and goes on meanwhile), then a release store
- *     of the notification into mapped memory, which the rank polls at system scope;
- *   - the proxy's start just before the kernels and its collective stop after them.
+ *   - the proxy's delivery into GPU windows and lanes: each GPU's service block (svc.h) stores
+ *     small payloads (up to GCOMMI_SVC_DATA bytes) and every notification, from records the
+ *     proxy writes into a ring in mapped memory; larger payloads go by cudaMemcpyAsync on
+ *     streams of the proxy's own (the copy engines work beside a running cooperative kernel),
+ *     asynchronous at both ends (the proxy polls each copy's event and goes on meanwhile);
+ *   - the proxy's start just before the kernels, and its collective stop once every rank has
+ *     finished (the service block still delivers meanwhile), then the service block's end.
  * The gcomm_launch phases call these in order: setup (after the layout), params (per GPU, before
  * the upload), start (after the last agreement, no MPI on the calling thread until stop), stop. */
 #ifndef GCOMM_RMA_PROXY_GPU_H
@@ -35,8 +37,11 @@ typedef struct {
     char *shadow[GCOMMI_MAX_GPUS];
     gcommi_pq_cmd_t *ring[GCOMMI_MAX_GPUS];
     uint32_t *consumed[GCOMMI_MAX_GPUS];
-    uint64_t *remote_ring[GCOMMI_MAX_GPUS];
-    uint32_t tail_mirror[GCOMMI_MAX_GPUS]; /* final reservation counts, read after the kernels */
+    /* each local GPU's service block (svc.h): its delivery ring and words, records posted */
+    gcommi_svc_rec_t *svc_ring[GCOMMI_MAX_GPUS];
+    gcommi_svc_ctl_t *svc_ctl[GCOMMI_MAX_GPUS];
+    uint32_t svc_pos[GCOMMI_MAX_GPUS];
+    uint32_t tail_mirror[GCOMMI_MAX_GPUS]; /* final reservation counts, from the last rank */
     uint32_t *done;
     int32_t *errs;
     void *stream[GCOMMI_MAX_GPUS];         /* cudaStream_t of the proxy's copies, per local GPU */
@@ -74,9 +79,16 @@ void gcommi_gpu_proxy_param(gcommi_gpu_proxy_t *gp, int i, gcommi_param_t *prm);
 /* Starts the proxy thread: call after the processes' last agreement before the kernels. */
 int gcommi_gpu_proxy_start(gcommi_gpu_proxy_t *gp);
 
-/* After the kernels: tells the proxy how many commands each ring received, stops it (collective:
- * it carries out what is left and meets the other processes' proxies) and frees everything. */
+/* Waits until every rank of the first `launched` local GPUs has called gcomm_finish (the last one
+ * says so through the service block's words), or their kernel has ended (failed). */
+void gcommi_gpu_proxy_wait_ranks(gcommi_gpu_proxy_t *gp, int launched);
+
+/* Once the ranks are done: tells the proxy how many commands each ring received and stops it
+ * (collective: it carries out what is left and meets the other processes' proxies). */
 int gcommi_gpu_proxy_stop(gcommi_gpu_proxy_t *gp);
+
+/* Ends the service blocks (after the stop, also a failed one): then the kernels can end. */
+void gcommi_gpu_proxy_end_service(gcommi_gpu_proxy_t *gp);
 
 /* Frees what setup made (also after a failure part way). */
 void gcommi_gpu_proxy_free(gcommi_gpu_proxy_t *gp);

@@ -93,18 +93,25 @@ int gcommi_proxy_window(const gcommi_param_t *p, int g, int32_t lo, int32_t hi, 
     return GCOMM_SUCCESS;
 }
 
-int gcommi_proxy_lane_publish(const gcommi_param_t *p, int sg, uint64_t *ring, int32_t target,
-                              int32_t source, int32_t win, int32_t tag)
+int gcommi_proxy_lane_reserve(const gcommi_param_t *p, int sg, int32_t target, uint32_t *slot)
 {
-    uint32_t slot = gcommi_lane_reserve(gcommi_seg_tail(p, sg, target));
+    *slot = gcommi_lane_reserve(gcommi_seg_tail(p, sg, target));
     const uint32_t *consumed = gcommi_seg_consumed(p, sg, target);
     uint64_t start = gcommi_host_now_ns();
-    for (uint32_t spins = 1; !gcommi_lane_has_credit(consumed, slot, p->depth, 1); spins++) {
+    for (uint32_t spins = 1; !gcommi_lane_has_credit(consumed, *slot, p->depth, 1); spins++) {
         if (gcommi_host_now_ns() - start > p->timeout_ns)
             return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "rank %d takes no notifications (its lane "
                                 "from GPU or process %d is full)", target, sg);
         gcommi_host_pause(spins);
     }
+    return GCOMM_SUCCESS;
+}
+
+int gcommi_proxy_lane_publish(const gcommi_param_t *p, int sg, uint64_t *ring, int32_t target,
+                              int32_t source, int32_t win, int32_t tag)
+{
+    uint32_t slot;
+    GCOMMI_CHECK(gcommi_proxy_lane_reserve(p, sg, target, &slot));
     gcommi_fence_sys();
     gcommi_lane_publish(ring, p->depth, slot, source, tag, win, 1);
     return GCOMM_SUCCESS;

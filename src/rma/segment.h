@@ -34,8 +34,12 @@ int gcommi_proxy_window(const gcommi_param_t *p, int g, int32_t lo, int32_t hi, 
                         const gcommi_win_entry_t **entry);
 
 /* The proxy as the producer of the lane from (remote) GPU `sg` into rank `target`: reserves a slot
- * with the lane's counter in sg's shadow segment, waits for the credit the target rank returns
- * there (up to p->timeout_ns), and publishes (source, tag, win) into `ring`, the lane's ring. */
+ * with the lane's counter in sg's shadow segment and waits for the credit the target rank returns
+ * there (up to p->timeout_ns). */
+int gcommi_proxy_lane_reserve(const gcommi_param_t *p, int sg, int32_t target, uint32_t *slot);
+
+/* ... and publishes (source, tag, win) into `ring`, the lane's ring, where the host can store
+ * (a host rank's). */
 int gcommi_proxy_lane_publish(const gcommi_param_t *p, int sg, uint64_t *ring, int32_t target,
                               int32_t source, int32_t win, int32_t tag);
 

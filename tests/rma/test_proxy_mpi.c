@@ -25,7 +25,10 @@
  * --thread-single: MPI initialised without thread support must be refused (GCOMM_ERR_UNSUPPORTED).
  * --chunk BYTES: the proxy's chunk size (default: GCOMM_PROXY_CHUNK).
  * --async: the local delivery offers the asynchronous copy forms (as the GPU runtime's does), whose
- *   copies happen late (50 us after their start). */
+ *   copies happen late (50 us after their start).
+ * --notified: --async, and a notification with a put of at most NOTIFIED_MAX bytes in one piece
+ *   (or alone) goes by the one-step form (deliver_put_notify_start, the GPU's service block),
+ *   carried out late with the copies: the notification is delivered only then, once. */
 #include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -302,7 +305,13 @@ typedef struct {
     const void *src;
     size_t bytes;
     uint64_t ticket, t0;
+    int notify; /* --notified: then deliver this notification */
+    int32_t target, source, win, tag;
+    unsigned char data[32]; /* ... and the payload was copied here at the start */
 } async_copy_t;
+#define NOTIFIED_MAX 24
+static int (*async_notify)(void *, int32_t, int32_t, int32_t, int32_t);
+static long async_notified;
 static async_copy_t async_q[ASYNC_MAX];
 static uint64_t async_issued, async_done; /* tickets 1..issued started, 1..done carried out */
 static long async_started, async_max_pending;
@@ -318,7 +327,8 @@ static int async_start(void *dst, const void *src, size_t bytes, uint64_t *ticke
 {
     if (async_issued - async_done >= ASYNC_MAX) return GCOMM_ERR_NOMEM;
     uint64_t t = ++async_issued;
-    async_q[t % ASYNC_MAX] = (async_copy_t){dst, src, bytes, t, now_ns()};
+    async_q[t % ASYNC_MAX] = (async_copy_t){.dst = dst, .src = src, .bytes = bytes, .ticket = t,
+                                            .t0 = now_ns()};
     async_started++;
     if ((long)(async_issued - async_done) > async_max_pending)
         async_max_pending = (long)(async_issued - async_done);
@@ -337,9 +347,42 @@ static int copy_done(void *ctx, uint64_t ticket)
     if (now_ns() - async_q[ticket % ASYNC_MAX].t0 < ASYNC_DELAY_NS) return 0;
     while (async_done < ticket) { /* in order, as on one stream */
         async_copy_t *c = &async_q[++async_done % ASYNC_MAX];
-        memcpy(c->dst, c->src, c->bytes);
+        if (c->bytes) memcpy(c->dst, c->src, c->bytes);
+        if (c->notify) {
+            int rc = async_notify(NULL, c->target, c->source, c->win, c->tag);
+            if (rc) return rc;
+            async_notified++;
+        }
     }
     return 1;
+}
+
+/* --notified: the payload is taken at the start (the proxy may reuse its buffer at once, as the
+ * service block's record holds a copy), stored and notified late. */
+static int deliver_put_notify_start(void *ctx, int32_t target, int32_t source, int32_t win,
+                                    int32_t tag, uint64_t offset, const void *src, size_t bytes,
+                                    uint64_t *ticket)
+{
+    (void)ctx;
+    if (bytes > NOTIFIED_MAX || (bytes && !src) || (!bytes && src)) {
+        bad_data++;
+        return GCOMM_ERR_INTERNAL;
+    }
+    if (bytes) {
+        int rc = win_check(target, win, offset, bytes);
+        if (rc) return rc;
+    }
+    int rc = async_start(bytes ? window(target) + offset : NULL, NULL, bytes, ticket);
+    if (rc) return rc;
+    async_copy_t *c = &async_q[*ticket % ASYNC_MAX];
+    if (bytes) memcpy(c->data, src, bytes);
+    c->src = c->data;
+    c->notify = 1;
+    c->target = target;
+    c->source = source;
+    c->win = win;
+    c->tag = tag;
+    return GCOMM_SUCCESS;
 }
 
 static int deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t offset,
@@ -371,7 +414,7 @@ typedef struct {
 } proxy_set_t;
 
 static size_t opt_chunk;
-static int opt_async;
+static int opt_async, opt_notified;
 
 static void proxy_open(proxy_set_t *ps, uint32_t depth, gcommi_proxy_local_ops_t local)
 {
@@ -411,6 +454,11 @@ static gcommi_proxy_local_ops_t local_ops(int (*notify)(void *, int32_t, int32_t
         l.deliver_put_start = deliver_put_start;
         l.read_origin_start = read_origin_start;
         l.copy_done = copy_done;
+    }
+    if (opt_notified) {
+        async_notify = notify;
+        l.deliver_put_notify_start = deliver_put_notify_start;
+        l.put_notify_max = NOTIFIED_MAX;
     }
     return l;
 }
@@ -907,6 +955,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--notifications") == 0 && i + 1 < argc) notifications = atol(argv[++i]);
         else if (strcmp(argv[i], "--chunk") == 0 && i + 1 < argc) opt_chunk = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--async") == 0) opt_async = 1;
+        else if (strcmp(argv[i], "--notified") == 0) opt_async = opt_notified = 1;
     }
     int provided = 0;
     MPI_Init_thread(&argc, &argv, single ? MPI_THREAD_SINGLE : MPI_THREAD_SERIALIZED, &provided);
@@ -951,6 +1000,14 @@ int main(int argc, char **argv)
                        async_max_pending);
             printf("process %d: %ld asynchronous copies, at most %ld under way at once\n", me,
                    async_started, async_max_pending);
+        }
+        if (opt_notified) {
+            /* notifications (rank 0 receives a share of the million) took the one-step form */
+            long all = 0;
+            MPI_Allreduce(&async_notified, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+            TEST_CHECK(all >= notifications / 2, "%ld notifications by the one-step form", all);
+            printf("process %d: %ld notifications by the one-step form (%ld in the job)\n", me,
+                   async_notified, all);
         }
         for (int q = 0; q < nprocs; q++) munmap(seg[q], seg_bytes);
         free(seg);

@@ -74,12 +74,10 @@ GCOMM_HD_INLINE uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu, i
            ((int64_t)local * ctx->ngpus + src_gpu) * ctx->depth;
 }
 
-/* Ring of the lane from source GPU g into this rank: in this GPU's segment, or, when g is remote
- * (the proxy is its producer), in mapped pinned host memory (rt.h). */
+/* Ring of the lane from source GPU g into this rank, in this GPU's segment (the lanes from remote
+ * GPUs too: their producer is the proxy, through the service block or a host rank's proxy). */
 GCOMM_HD_INLINE uint64_t *gcommi_ctx_lane_ring(const gcomm_context_t *ctx, int g)
 {
-    if ((ctx->remote_mask >> g) & 1u)
-        return ctx->remote_ring + ((int64_t)ctx->local_rank * ctx->ngpus + g) * ctx->depth;
     return gcommi_ctx_ring(ctx, ctx->gpu, ctx->local_rank, g);
 }
 
@@ -348,10 +346,33 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_t0(gcomm_context_t *ctx, int op, gcomm_win_
     return st;
 }
 
+/* Thread 0, in gcomm_finish of a job with a service block: counts the rank out; the last rank
+ * of the GPU tells the launch (svc.h), with the proxy ring's final reservation count (every
+ * rank of the GPU has reserved its last command before counting itself out). */
+GCOMM_HD_INLINE void gcommi_svc_finish_t0(gcomm_context_t *ctx)
+{
+    gcommi_svc_ctl_t *c = ctx->p->svc_ctl;
+    if (!ctx->p->svc_ring) return;
+    gcommi_fence_gpu();
+    if (gcommi_fetch_add_gpu(&ctx->ctrl->ranks_done.v, 1) + 1 != (uint32_t)ctx->nlocal) return;
+    gcommi_fence_gpu();
+    gcommi_st_relaxed_sys(&c->final_tail, gcommi_ld_relaxed_gpu(&ctx->ctrl->proxy_tail.v));
+    gcommi_st_release_sys(&c->ranks_done, 1);
+}
+
 /* ---- setup ---- */
 
 GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
 {
+#if defined(__CUDA_ARCH__)
+    /* the block after the ranks of a job over the proxy is its service block (svc.h): it runs
+     * the service and ends there, never returning into the kernel */
+    if (param && param->version == GCOMMI_RT_VERSION && param->svc_ring &&
+        gcommi_block_index() == param->nlocal) {
+        if (gcommi_tid() == 0) gcommi_svc_loop(param->svc_ring, param->svc_depth, param->svc_ctl);
+        asm volatile("exit;");
+    }
+#endif
     gcommi_block_sync();
     if (gcommi_tid() == 0) {
         const gcommi_param_t *p = param;
@@ -392,7 +413,6 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->credit_seen = 0;
         ctx->credit_slot = 0;
         ctx->remote_mask = p->remote_mask;
-        ctx->remote_ring = p->remote_ring;
         ctx->proxy_ids = 0;
         ctx->proxy_flushed = 0;
         ctx->proxy_seen = 0;
@@ -410,6 +430,7 @@ GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx)
         gcommi_fence_sc_sys();
         int st = gcommi_proxy_flush_t0(ctx); /* what this rank gave the proxy is done */
         if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, -1, -1, 0, 0);
+        gcommi_svc_finish_t0(ctx);
     }
     gcommi_block_sync();
     int a = gcommi_aborted(ctx);
@@ -717,9 +738,7 @@ GCOMMI_UNROLL
         uint64_t *ring = gcommi_ctx_lane_ring(ctx, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
-        const int in_host = (ctx->remote_mask >> g) & 1u; /* the proxy's lane */
-        int hit = gcommi_lane_check(in_host ? NULL : &ring[next & (ctx->depth - 1)], head[g], next,
-                                    &e, sys, !sys);
+        int hit = gcommi_lane_check(&ring[next & (ctx->depth - 1)], head[g], next, &e, sys, !sys);
         while (hit) {
             if (e.win == GCOMMI_WIN_VOID) {
                 /* dropped */

@@ -22,8 +22,9 @@
 
 #include "gcomm/detail/hd.h"
 #include "gcomm/detail/proxy_queue.h"
+#include "gcomm/detail/svc.h"
 
-#define GCOMMI_RT_VERSION 2
+#define GCOMMI_RT_VERSION 3
 #define GCOMMI_MAX_GPUS 8      /* GPUs of one job (peer-reachable) */
 #define GCOMMI_MAX_REGIONS 64  /* gcomm_malloc'd or registered allocations per GPU */
 #define GCOMMI_MAX_WINS 32     /* windows alive at once, per communicator */
@@ -119,6 +120,7 @@ typedef struct {
     gcommi_line_t bar_cross;                 /* GPU 0 only: arrivals of the GPUs' last blocks */
     gcommi_line_t log_next;                  /* gcomm_log records claimed on this GPU */
     gcommi_line_t proxy_tail;                /* slots reserved in this GPU's proxy ring */
+    gcommi_line_t ranks_done;                /* jobs over the proxy: ranks that have finished */
 } gcommi_ctrl_t;
 
 /* The private state of one rank (only its own block touches it): lanes' read positions and the
@@ -153,13 +155,16 @@ typedef struct gcommi_param_s {
     /* GPU ranks with remote GPUs in the job: this GPU's command ring to the process's proxy
      * (device view: records and credit word in mapped pinned host memory, the reservation
      * counter in this GPU's control block; ring NULL: no proxy), the proxy's completion counter
-     * and first error code per source rank (world_size each, mapped pinned), and the rings of the
-     * lanes whose producer is the proxy (from remote GPUs into this GPU's ranks: mapped pinned,
-     * laid out as the segment's rings, [nlocal][ngpus][depth]). */
+     * and first error code per source rank (world_size each, mapped pinned), and the delivery
+     * ring and words of this GPU's service block (svc.h; svc_ring NULL: none). The lanes from
+     * remote GPUs are the segment's own, filled by the service block. */
     gcommi_pq_t proxy_q;
     uint32_t *proxy_done;
     int32_t *proxy_err;
-    uint64_t *remote_ring;
+    gcommi_svc_rec_t *svc_ring;
+    gcommi_svc_ctl_t *svc_ctl;
+    uint32_t svc_depth;
+    uint32_t pad_svc;
     uint64_t timeout_ns;       /* every wait gives up after this long (GCOMM_TIMEOUT_MS) */
     /* segment layout (identical on every GPU of the launch) */
     uint64_t off_ctrl, off_win, off_tail, off_consumed, off_ring, off_priv, priv_stride;
@@ -199,8 +204,8 @@ GCOMM_HD_INLINE uint32_t *gcommi_seg_consumed(const gcommi_param_t *p, int gpu, 
     return (uint32_t *)(p->seg[gpu] + p->off_consumed) + target;
 }
 
-/* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory;
- * a lane from a remote GPU has its ring in p->remote_ring instead, laid out the same way). */
+/* Ring of the lane from source GPU `src_gpu` into world rank `target` (in target's GPU memory,
+ * also for a remote source GPU: the service block or the host proxy fills those). */
 GCOMM_HD_INLINE uint64_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gpu,
                                           int target_local, int src_gpu)
 {
