@@ -257,14 +257,17 @@ static int launch_all(gcommi_rt_t *rt, const gcomm_launch_t *launch, const gpu_i
     return launched;
 }
 
-/* Waits for the launched kernels. Their own waits time out (GCOMM_TIMEOUT_MS) and stop every
- * GPU's ranks, so the host only sleeps here; a kernel may compute for as long as it likes. */
-static void wait_all(gcommi_rt_t *rt, int launched)
+/* Waits for the launched kernels, or with gp (a job over the proxy, whose service blocks run until
+ * told to end) until every rank of each has finished or its kernel has ended (failed). Their own
+ * waits time out (GCOMM_TIMEOUT_MS) and stop every GPU's ranks, so the host only sleeps here; a
+ * kernel may compute for as long as it likes. */
+static void wait_all(gcommi_rt_t *rt, int launched, const gcommi_gpu_proxy_t *gp)
 {
     double nap = 20e-6;
     for (;;) {
         int busy = 0;
         for (int i = 0; i < launched; i++) {
+            if (gp && gcommi_gpu_proxy_ranks_done(gp, i)) continue;
             cudaSetDevice(rt->local[i].device);
             if (cudaStreamQuery((cudaStream_t)rt->local[i].stream) == cudaErrorNotReady) busy = 1;
         }
@@ -377,11 +380,11 @@ int gcomm_launch(const gcomm_launch_t *launch)
     if (use_proxy) {
         /* the ranks finish, the proxies stop (collective; the service blocks deliver until
          * then), and the service blocks end, so that the kernels can */
-        gcommi_gpu_proxy_wait_ranks(&gp, launched);
+        wait_all(rt, launched, &gp);
         if (gp.proxy) pst = gcommi_gpu_proxy_stop(&gp);
         gcommi_gpu_proxy_end_service(&gp);
     }
-    wait_all(rt, launched);
+    wait_all(rt, launched, NULL);
     for (int i = 0; i < launched; i++) collect(rt, i, &prm[i], &res_mine[i]);
     st = rt->boot.allgather(&rt->boot, res_mine, res_all, GCOMMI_MAX_GPUS * sizeof(*res_mine));
     if (st == GCOMM_SUCCESS) {

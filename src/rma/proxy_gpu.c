@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -93,36 +92,40 @@ static int gp_copy_start(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *
 
 /* ---- the service blocks (svc.h): records posted by this thread, carried out by the GPU ---- */
 
-/* A service ticket: bit 63, the local GPU, and the record's position + 1. */
-#define SVC_TICKET (1ull << 63)
-
-static int svc_ticket_done(gcommi_gpu_proxy_t *gp, uint64_t ticket)
+/* Records local GPU li's service block has carried out (its word, written by the GPU). */
+static uint32_t svc_done(const gcommi_gpu_proxy_t *gp, int li)
 {
-    const int li = (int)((ticket >> 48) & 0xff);
-    const uint32_t n = (uint32_t)ticket;
-    return (int32_t)(__atomic_load_n(&gp->svc_ctl[li]->done, __ATOMIC_ACQUIRE) - n) >= 0;
+    return __atomic_load_n(&gp->svc_ctl[li]->done, __ATOMIC_ACQUIRE);
+}
+
+/* Waits up to the launch's timeout until local GPU li's service block has carried out `n`
+ * records (the block does not run before its kernel starts). */
+static int svc_wait(gcommi_gpu_proxy_t *gp, int li, uint32_t n, const char *what)
+{
+    uint64_t start = gcommi_host_now_ns();
+    for (uint32_t spins = 1; (int32_t)(svc_done(gp, li) - n) < 0; spins++) {
+        if (gcommi_host_now_ns() - start > gp->base->timeout_ns)
+            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the service block of local GPU %d %s (%u "
+                                "posted, %u carried out)", li, what, gp->svc_pos[li],
+                                svc_done(gp, li));
+        gcommi_host_pause(spins);
+    }
+    return GCOMM_SUCCESS;
 }
 
 /* Writes one record into local GPU li's delivery ring once it has room: up to GCOMMI_SVC_DATA
- * bytes of src for dst (GPU memory), then `entry` into the lane slot `at` (0: none). *ticket
- * names it for gp_copy_done. Waits for room at most the launch's timeout (the service block
- * carries out a record in about a microsecond; it does not run before the kernel starts). */
+ * bytes of src for dst (GPU memory), then `entry` into the lane slot `at` (0: none).
+ *
+ * A record is complete once posted: the service block carries out a GPU's records in order, so
+ * whatever reaches that GPU through this proxy later (a notification, another put) lands after
+ * it. What could overtake it is fenced: a get reads the window only once the GPU's service block
+ * has caught up, and a barrier completes only then (gp_fence). */
 static int svc_post(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, size_t bytes,
-                    uint64_t *at, uint64_t entry, uint64_t *ticket)
+                    uint64_t *at, uint64_t entry)
 {
     const uint32_t pos = gp->svc_pos[li], depth = GCOMMI_SVC_DEPTH;
-    gcommi_svc_ctl_t *c = gp->svc_ctl[li];
-    if (pos - __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) >= depth) {
-        uint64_t start = gcommi_host_now_ns();
-        for (uint32_t spins = 1; pos - __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) >= depth;
-             spins++) {
-            if (gcommi_host_now_ns() - start > gp->base->timeout_ns)
-                return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the service block of local GPU %d takes "
-                                    "no deliveries (%u posted, %u carried out)", li, pos,
-                                    __atomic_load_n(&c->done, __ATOMIC_ACQUIRE));
-            gcommi_host_pause(spins);
-        }
-    }
+    if (pos - svc_done(gp, li) >= depth)
+        GCOMMI_CHECK(svc_wait(gp, li, pos - depth + 1, "takes no deliveries"));
     gcommi_svc_rec_t *r = &gp->svc_ring[li][pos & (depth - 1)];
     r->dst = (uint64_t)(uintptr_t)dst;
     r->entry_at = (uint64_t)(uintptr_t)at;
@@ -131,47 +134,20 @@ static int svc_post(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, 
     if (bytes) memcpy(r->data, src, bytes);
     __atomic_store_n(&r->seq, pos + 1, __ATOMIC_RELEASE);
     gp->svc_pos[li] = pos + 1;
-    *ticket = SVC_TICKET | (uint64_t)li << 48 | (uint64_t)(pos + 1);
     return GCOMM_SUCCESS;
-}
-
-/* Waits until the service block has carried out `ticket`. */
-static int svc_wait(gcommi_gpu_proxy_t *gp, uint64_t ticket);
-
-/* A record is complete once posted: the service block carries out a GPU's records in order, so
- * whatever reaches that GPU through this proxy later (a notification, another put) lands after
- * it. What could overtake it is fenced: a get reads the window only once the GPU's service block
- * has caught up, and a barrier completes only then (gp_fence). */
-static int svc_catch_up(gcommi_gpu_proxy_t *gp, int li)
-{
-    if (!gp->svc_pos[li]) return GCOMM_SUCCESS;
-    return svc_wait(gp, SVC_TICKET | (uint64_t)li << 48 | (uint64_t)gp->svc_pos[li]);
 }
 
 static int gp_fence(void *ctx)
 {
     gcommi_gpu_proxy_t *gp = ctx;
-    for (int li = 0; li < gp->nlocal; li++) GCOMMI_CHECK(svc_catch_up(gp, li));
-    return GCOMM_SUCCESS;
-}
-
-static int svc_wait(gcommi_gpu_proxy_t *gp, uint64_t ticket)
-{
-    uint64_t start = gcommi_host_now_ns();
-    for (uint32_t spins = 1; !svc_ticket_done(gp, ticket); spins++) {
-        if (gcommi_host_now_ns() - start > gp->base->timeout_ns)
-            return GCOMMI_ERROR(GCOMM_ERR_TIMEOUT, "the service block of local GPU %d did not "
-                                "carry out delivery %u", (int)((ticket >> 48) & 0xff),
-                                (uint32_t)ticket);
-        gcommi_host_pause(spins);
-    }
+    for (int li = 0; li < gp->nlocal; li++)
+        GCOMMI_CHECK(svc_wait(gp, li, gp->svc_pos[li], "did not catch up"));
     return GCOMM_SUCCESS;
 }
 
 static int gp_copy_done(void *ctx, uint64_t ticket)
 {
     gcommi_gpu_proxy_t *gp = ctx;
-    if (ticket & SVC_TICKET) return svc_ticket_done(gp, ticket);
     const int k = (int)(ticket % GCOMMI_GPU_PROXY_COPIES);
     if (gp->ev_ticket[k] != ticket) return 1; /* the slot was reused after waiting for it */
     cudaError_t e = cudaEventQuery((cudaEvent_t)gp->events[k]);
@@ -205,9 +181,8 @@ static int gp_deliver_put_start(void *ctx, int32_t target, int32_t win, uint64_t
     int li = 0;
     GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
     if (bytes <= GCOMMI_SVC_DATA) {
-        GCOMMI_CHECK(svc_post(gp, li, dst, src, bytes, NULL, 0, ticket));
-        *ticket = 0; /* complete once posted (svc_catch_up) */
-        return GCOMM_SUCCESS;
+        *ticket = 0; /* complete once posted (svc_post) */
+        return svc_post(gp, li, dst, src, bytes, NULL, 0);
     }
     return gp_copy_start(gp, li, dst, src, bytes, "proxy: put into a GPU window", ticket);
 }
@@ -219,7 +194,8 @@ static int gp_read_window(void *ctx, int32_t target, int32_t win, uint64_t offse
     char *src = NULL;
     int li = 0;
     GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &src, &li));
-    GCOMMI_CHECK(svc_catch_up(gp, li)); /* the small puts before it are in the window */
+    /* the small puts before it are in the window */
+    GCOMMI_CHECK(svc_wait(gp, li, gp->svc_pos[li], "did not catch up"));
     return gp_copy(gp, li, dst, src, bytes, "proxy: get from a GPU window");
 }
 
@@ -228,7 +204,7 @@ static int gp_read_window(void *ctx, int32_t target, int32_t win, uint64_t offse
  * returns there; the service block stores the notification (with a small put's payload before
  * it) into the lane's ring in the target's segment. */
 static int notified_post(gcommi_gpu_proxy_t *gp, int32_t target, int32_t source, int32_t win,
-                         int32_t tag, char *dst, const void *src, size_t bytes, uint64_t *ticket)
+                         int32_t tag, char *dst, const void *src, size_t bytes)
 {
     const gcommi_param_t *p = gp->base;
     const int sg = gcommi_gpu_of_rank(p, source), tg = gcommi_gpu_of_rank(p, target);
@@ -241,14 +217,13 @@ static int notified_post(gcommi_gpu_proxy_t *gp, int32_t target, int32_t source,
     uint64_t *ring = (uint64_t *)(gp->dev_seg[li] + p->off_ring) +
                      ((int64_t)(target - p->rank_base[tg]) * p->ngpus + sg) * p->depth;
     return svc_post(gp, li, dst, src, bytes, &ring[slot & (p->depth - 1)],
-                    gcommi_notif_pack(slot, source, tag, win), ticket);
+                    gcommi_notif_pack(slot, source, tag, win));
 }
 
-/* A notification after a large put or a get (complete once posted, svc_catch_up). */
+/* A notification after a large put or a get (complete once posted, svc_post). */
 static int gp_deliver_notify(void *ctx, int32_t target, int32_t source, int32_t win, int32_t tag)
 {
-    uint64_t ticket;
-    return notified_post(ctx, target, source, win, tag, NULL, NULL, 0, &ticket);
+    return notified_post(ctx, target, source, win, tag, NULL, NULL, 0);
 }
 
 static int gp_deliver_put_notify_start(void *ctx, int32_t target, int32_t source, int32_t win,
@@ -259,9 +234,8 @@ static int gp_deliver_put_notify_start(void *ctx, int32_t target, int32_t source
     char *dst = NULL;
     int li = 0;
     if (bytes) GCOMMI_CHECK(gp_window(gp, target, win, offset, bytes, &dst, &li));
-    GCOMMI_CHECK(notified_post(gp, target, source, win, tag, dst, src, bytes, ticket));
-    *ticket = 0; /* complete once posted (svc_catch_up) */
-    return GCOMM_SUCCESS;
+    *ticket = 0; /* complete once posted (svc_post) */
+    return notified_post(gp, target, source, win, tag, dst, src, bytes);
 }
 
 /* Origins are in this process's memory: a GPU's (a rank's buffer) or the host's. */
@@ -425,22 +399,9 @@ int gcommi_gpu_proxy_start(gcommi_gpu_proxy_t *gp)
     return gcommi_proxy_start(gp->proxy);
 }
 
-void gcommi_gpu_proxy_wait_ranks(gcommi_gpu_proxy_t *gp, int launched)
+int gcommi_gpu_proxy_ranks_done(const gcommi_gpu_proxy_t *gp, int i)
 {
-    double nap = 20e-6;
-    for (;;) {
-        int busy = 0;
-        for (int i = 0; i < launched && !busy; i++) {
-            if (__atomic_load_n(&gp->svc_ctl[i]->ranks_done, __ATOMIC_ACQUIRE)) continue;
-            cudaSetDevice(gp_device(gp, i));
-            if (cudaStreamQuery((cudaStream_t)gcommi_rt.local[i].stream) == cudaErrorNotReady)
-                busy = 1;
-        }
-        if (!busy) return;
-        struct timespec ts = {0, (long)(nap * 1e9)};
-        nanosleep(&ts, NULL);
-        if (nap < 1e-3) nap *= 2;
-    }
+    return (int)__atomic_load_n(&gp->svc_ctl[i]->ranks_done, __ATOMIC_ACQUIRE);
 }
 
 int gcommi_gpu_proxy_stop(gcommi_gpu_proxy_t *gp)
@@ -448,7 +409,7 @@ int gcommi_gpu_proxy_stop(gcommi_gpu_proxy_t *gp)
     /* every rank has finished: every reservation is final (the last rank wrote the count; a
      * kernel that failed is over, and its count is read from the GPU) */
     for (int i = 0; i < gp->nlocal; i++) {
-        if (__atomic_load_n(&gp->svc_ctl[i]->ranks_done, __ATOMIC_ACQUIRE)) {
+        if (gcommi_gpu_proxy_ranks_done(gp, i)) {
             gp->tail_mirror[i] = __atomic_load_n(&gp->svc_ctl[i]->final_tail, __ATOMIC_RELAXED);
             continue;
         }

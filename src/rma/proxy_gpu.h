@@ -79,9 +79,9 @@ void gcommi_gpu_proxy_param(gcommi_gpu_proxy_t *gp, int i, gcommi_param_t *prm);
 /* Starts the proxy thread: call after the processes' last agreement before the kernels. */
 int gcommi_gpu_proxy_start(gcommi_gpu_proxy_t *gp);
 
-/* Waits until every rank of the first `launched` local GPUs has called gcomm_finish (the last one
- * says so through the service block's words), or their kernel has ended (failed). */
-void gcommi_gpu_proxy_wait_ranks(gcommi_gpu_proxy_t *gp, int launched);
+/* Nonzero once every rank of local GPU i has called gcomm_finish (the last one says so through
+ * the service block's words): the launch then stops the proxy, while the kernel still runs. */
+int gcommi_gpu_proxy_ranks_done(const gcommi_gpu_proxy_t *gp, int i);
 
 /* Once the ranks are done: tells the proxy how many commands each ring received and stops it
  * (collective: it carries out what is left and meets the other processes' proxies). */

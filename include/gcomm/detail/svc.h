@@ -26,6 +26,7 @@
 #ifndef GCOMM_DETAIL_SVC_H
 #define GCOMM_DETAIL_SVC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gcomm/detail/atomic.h"
@@ -43,6 +44,12 @@ typedef struct {
     uint64_t data[GCOMMI_SVC_DATA / 8];
 } gcommi_svc_rec_t;
 
+/* The service loop reads a record as eight 64-bit words in this order (bytes in the low half of
+ * the fourth): 64 bytes, the payload at byte 32 (works in C and C++, as proxy_queue.h's). */
+typedef char gcommi_svc_rec_layout_check[sizeof(gcommi_svc_rec_t) == 64 &&
+                                         offsetof(gcommi_svc_rec_t, bytes) == 24 &&
+                                         offsetof(gcommi_svc_rec_t, data) == 32 ? 1 : -1];
+
 /* Host words shared by the proxy, the launch and the service block (mapped pinned memory), each
  * on its own line. */
 typedef struct {
@@ -56,8 +63,8 @@ typedef struct {
 } gcommi_svc_ctl_t;
 
 #if defined(__CUDA_ARCH__)
-/* Thread 0 of the service block: carries out records until told to stop. Loads of the ring are
- * system-scope (host memory that the proxy rewrites every lap: nothing may come from L1). */
+/* Thread 0 of the service block: carries out records until told to stop. The ring is host memory
+ * that the proxy rewrites every lap: its loads are system-scope or bypass the caches (.cv). */
 static __device__ __forceinline__ void gcommi_svc_loop(gcommi_svc_rec_t *ring, uint32_t depth,
                                                        gcommi_svc_ctl_t *ctl)
 {
