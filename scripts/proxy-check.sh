@@ -8,7 +8,7 @@
 # test and the same-GPU latency (unchanged paths), the horizontal diffusion mini-app and the
 # overlap benchmark with one process per GPU through the proxy (when both processes' kernels can
 # run at once: two GPUs or MPS), and bench_proxy (the proxy path's latency and 16 MiB bandwidth
-# against its stages). With one GPU the two processes share it: without MPS the GPU time-slices
+# against its stages), and bench_svc_hop (the service block's hop alone, before MPS starts). With one GPU the two processes share it: without MPS the GPU time-slices
 # between their kernels (correctness only); with --mps an MPS control daemon (started
 # here, stopped at the end; no GPU setting changes) lets both run at once, for timings.
 # Logs go to $OUT (or $GPU_DIR/logs); a short table comes last.
@@ -27,6 +27,7 @@ for a in "$@"; do
     esac
 done
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+[ -x "$b/bench/bench_svc_hop" ] && step svc_hop 120 "$b/bench/bench_svc_hop" --csv "$logs/svc_hop.csv"
 [ $mps = 1 ] && mps_start
 if [ $bench_only = 0 ]; then
     # one GPU without MPS: the kernels alternate in time slices of ~2 ms, so a stress of many
@@ -72,5 +73,6 @@ done
 for f in hdiff_proxy overlap_proxy; do
     [ -f "$logs/$f.log" ] && { echo "== $f"; grep -E "^hdiff|time per|verified|^compute|^memory|ratio|FAIL|rror" "$logs/$f.log" | head -14; }
 done
+[ -f "$logs/svc_hop.log" ] && { echo "== bench_svc_hop"; tail -8 "$logs/svc_hop.log"; }
 [ -f "$logs/bench_proxy.log" ] && { echo "== bench_proxy"; tail -25 "$logs/bench_proxy.log"; }
 printf '%s\n' "${results[@]}"

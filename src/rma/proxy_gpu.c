@@ -126,13 +126,8 @@ static int svc_post(gcommi_gpu_proxy_t *gp, int li, void *dst, const void *src, 
     const uint32_t pos = gp->svc_pos[li], depth = GCOMMI_SVC_DEPTH;
     if (pos - svc_done(gp, li) >= depth)
         GCOMMI_CHECK(svc_wait(gp, li, pos - depth + 1, "takes no deliveries"));
-    gcommi_svc_rec_t *r = &gp->svc_ring[li][pos & (depth - 1)];
-    r->dst = (uint64_t)(uintptr_t)dst;
-    r->entry_at = (uint64_t)(uintptr_t)at;
-    r->entry = entry;
-    r->bytes = (uint32_t)bytes;
-    if (bytes) memcpy(r->data, src, bytes);
-    __atomic_store_n(&r->seq, pos + 1, __ATOMIC_RELEASE);
+    gcommi_svc_rec_write(&gp->svc_ring[li][pos & (depth - 1)], pos, (uint64_t)(uintptr_t)dst,
+                         (uint64_t)(uintptr_t)at, entry, src, (uint32_t)bytes);
     gp->svc_pos[li] = pos + 1;
     return GCOMM_SUCCESS;
 }
@@ -302,7 +297,8 @@ int gcommi_gpu_proxy_setup(gcommi_gpu_proxy_t *gp, gcommi_rt_t *rt, gcommi_param
         off_cons[i] = bytes;
         bytes += 256;
         off_svc[i] = bytes;
-        bytes += (size_t)GCOMMI_SVC_DEPTH * sizeof(gcommi_svc_rec_t) + sizeof(gcommi_svc_ctl_t);
+        bytes += round_up((size_t)GCOMMI_SVC_DEPTH * sizeof(gcommi_svc_rec_t) +
+                          sizeof(gcommi_svc_ctl_t), 256);
     }
     size_t off_done = bytes;
     bytes += round_up(W * sizeof(uint32_t), 256);

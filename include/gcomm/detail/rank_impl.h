@@ -369,7 +369,9 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
      * the service and ends there, never returning into the kernel */
     if (param && param->version == GCOMMI_RT_VERSION && param->svc_ring &&
         gcommi_block_index() == param->nlocal) {
-        if (gcommi_tid() == 0) gcommi_svc_loop(param->svc_ring, param->svc_depth, param->svc_ctl);
+        const int nt = gcommi_nthreads();
+        if (gcommi_tid() < 32)
+            gcommi_svc_loop(param->svc_ring, param->svc_depth, param->svc_ctl, nt < 32 ? nt : 32);
         asm volatile("exit;");
     }
 #endif
