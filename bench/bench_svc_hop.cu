@@ -21,8 +21,14 @@
  * and, for the leg from the rank to the proxy (answered by `flag`):
  *   nofence   the command's fields and its sequence word stored without the release's fence (not
  *             a correct publication: what the system-scope fence costs);
- *   cmdll     a 64-byte command every 8-byte word of which carries the sequence number, stored
- *             without a fence, the host taking it once every word carries it.
+ *   cmdll     a 128-byte command (60 bytes of it as a real command's) every 8-byte word of which
+ *             carries the sequence number, stored without a fence, the host taking it once every
+ *             word carries it;
+ *   cmdllf    the same after a system-scope fence (acq_rel): a correct release of everything the
+ *             rank wrote before, where the fence does not wait for the command's own stores.
+ *
+ * Throughput (records/s, the best of --launches): the host posts 200,000 records back to back
+ * into the 1024-deep ring as its credit allows, for each service loop.
  *
  * Round trip = rank's post -> host -> answer seen by the rank, timed by the rank with %globaltimer
  * over batches of 50 rounds; each variant runs --launches launches of --rounds rounds (default
@@ -46,8 +52,9 @@
 #define DEPTH 64  /* command ring */
 #define BATCH 50  /* rounds per timed batch */
 
-enum { M_FLAG, M_TWOSTEP, M_LLTHREAD, M_LL, M_LL8, M_NOFENCE, M_CMDLL, M_COUNT };
-static const char *mode_name[M_COUNT] = {"flag", "twostep", "llthread", "ll", "ll8", "nofence", "cmdll"};
+enum { M_FLAG, M_TWOSTEP, M_LLTHREAD, M_LL, M_LL8, M_NOFENCE, M_CMDLL, M_CMDLLF, M_COUNT };
+static const char *mode_name[M_COUNT] = {"flag",    "twostep", "llthread", "ll",
+                                         "ll8",     "nofence", "cmdll",    "cmdllf"};
 
 /* the first service block's record (seq stored last), for the comparison */
 typedef struct {
@@ -132,24 +139,44 @@ __device__ static void llthread_loop(gcommi_svc_rec_t *ring, gcommi_svc_ctl_t *c
     }
 }
 
-/* The command of `cmdll`: eight words, (flag << 32) | 4 bytes; only the id matters here. */
+/* The command of `cmdll`: sixteen words, (flag << 32) | 4 bytes; only the id matters here. */
 typedef struct {
-    uint64_t w[8];
+    uint64_t w[16];
 } cmdll_t;
+
+/* Block 1 of both kernels: the service of the mode, if it has one. */
+__device__ static void service(const hop_args_t *a)
+{
+    const int mode = a->mode;
+    if (mode == M_FLAG || mode == M_NOFENCE || mode == M_CMDLL || mode == M_CMDLLF) return;
+    if (mode == M_LL || mode == M_LL8) {
+        if ((int)threadIdx.x < a->svc_lanes)
+            gcommi_svc_loop((gcommi_svc_rec_t *)a->ring, GCOMMI_SVC_DEPTH, a->ctl, a->svc_lanes);
+    } else if (threadIdx.x == 0) {
+        if (mode == M_TWOSTEP) twostep_loop((twostep_rec_t *)a->ring, a->ctl);
+        else llthread_loop((gcommi_svc_rec_t *)a->ring, a->ctl);
+    }
+}
+
+/* Throughput: the host posts `rounds` records back to back (as fast as the ring's credit lets
+ * it); block 0 waits until the last one's notification is in its lane word. */
+__global__ void k_stream(hop_args_t a)
+{
+    if (blockIdx.x == 1) {
+        service(&a);
+        return;
+    }
+    if (threadIdx.x == 0)
+        while (gcommi_ld_acquire64(a.lane, 0) != a.rounds) {
+        }
+}
 
 /* Block 0: the rank (thread 0); block 1: the service (thread 0, or warp 0 for ll / ll8). */
 __global__ void k_hop(hop_args_t a, uint32_t launch)
 {
     const int mode = a.mode;
     if (blockIdx.x == 1) {
-        if (mode == M_FLAG || mode == M_NOFENCE || mode == M_CMDLL) return;
-        if (mode == M_LL || mode == M_LL8) {
-            if ((int)threadIdx.x < a.svc_lanes)
-                gcommi_svc_loop((gcommi_svc_rec_t *)a.ring, GCOMMI_SVC_DEPTH, a.ctl, a.svc_lanes);
-        } else if (threadIdx.x == 0) {
-            if (mode == M_TWOSTEP) twostep_loop((twostep_rec_t *)a.ring, a.ctl);
-            else llthread_loop((gcommi_svc_rec_t *)a.ring, a.ctl);
-        }
+        service(&a);
         return;
     }
     if (threadIdx.x != 0) return;
@@ -158,14 +185,15 @@ __global__ void k_hop(hop_args_t a, uint32_t launch)
         const uint32_t slot = gcommi_pq_reserve(&a.q);
         while (!gcommi_pq_has_credit(&a.q, slot)) {
         }
-        if (mode == M_CMDLL) {
+        if (mode == M_CMDLL || mode == M_CMDLLF) {
+            if (mode == M_CMDLLF) gcommi_fence_sys();
             cmdll_t *r = (cmdll_t *)a.q.ring + (slot & (DEPTH - 1));
             const uint64_t f = (uint64_t)(slot + 1) << 32;
             /* id, op in words 0, 1; the rest as a real command would fill them */
             asm volatile("st.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(r->w), "l"(f | id),
                          "l"(f | GCOMMI_PQ_NOTIFY) : "memory");
 #pragma unroll
-            for (int k = 2; k < 8; k += 2)
+            for (int k = 2; k < 16; k += 2)
                 asm volatile("st.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(r->w + k), "l"(f),
                              "l"(f) : "memory");
         } else {
@@ -182,7 +210,7 @@ __global__ void k_hop(hop_args_t a, uint32_t launch)
                 gcommi_pq_publish(&a.q, slot, &c);
             }
         }
-        if (mode == M_FLAG || mode == M_NOFENCE || mode == M_CMDLL) {
+        if (mode == M_FLAG || mode == M_NOFENCE || mode == M_CMDLL || mode == M_CMDLLF) {
             while (gcommi_ld_acquire64(a.flag, 1) != id) {
             }
         } else {
@@ -237,7 +265,7 @@ int main(int argc, char **argv)
     /* command ring: records and credit in mapped host memory, reservations in GPU memory */
     gcommi_pq_cmd_t *cring;
     uint32_t *consumed, *tail_dev, tail_host = 0;
-    CK(cudaHostAlloc((void **)&cring, DEPTH * sizeof(gcommi_pq_cmd_t), cudaHostAllocMapped));
+    CK(cudaHostAlloc((void **)&cring, DEPTH * sizeof(cmdll_t), cudaHostAllocMapped)); /* either */
     CK(cudaHostAlloc((void **)&consumed, 64, cudaHostAllocMapped));
     CK(cudaMalloc((void **)&tail_dev, 64));
     /* service ring, big enough for either record; control words; the flag */
@@ -273,7 +301,7 @@ int main(int argc, char **argv)
         for (int oi = 0; oi < M_COUNT && !failed; oi++) {
             const int mode = order[oi];
             const uint32_t launch = (uint32_t)(l * M_COUNT + mode + 1);
-            memset(cring, 0, DEPTH * sizeof(gcommi_pq_cmd_t));
+            memset(cring, 0, DEPTH * sizeof(cmdll_t));
             memset(sring, 0, ring_bytes);
             memset(ctl, 0, sizeof(*ctl));
             *flag = 0;
@@ -283,6 +311,7 @@ int main(int argc, char **argv)
             *errs = 0;
             gcommi_pq_t hq = {cring, &tail_host, consumed, DEPTH, 0};
             gcommi_pq_init(&hq, 0);
+            if (mode == M_CMDLL || mode == M_CMDLLF) memset(cring, 0, DEPTH * sizeof(cmdll_t));
             hop_args_t a;
             memset(&a, 0, sizeof(a));
             a.q = hq;
@@ -305,10 +334,10 @@ int main(int argc, char **argv)
             const double deadline = bench_now() + 30;
             while (next < rounds && bench_now() < deadline) {
                 gcommi_pq_cmd_t c;
-                if (mode == M_CMDLL) {
+                if (mode == M_CMDLL || mode == M_CMDLLF) {
                     const cmdll_t *r = (const cmdll_t *)cring + (next & (DEPTH - 1));
                     int ok = 1;
-                    for (int k = 0; k < 8; k++)
+                    for (int k = 0; k < 16; k++)
                         ok &= (uint32_t)(__atomic_load_n(&r->w[k], __ATOMIC_RELAXED) >> 32) ==
                               next + 1;
                     if (!ok) continue;
@@ -323,7 +352,8 @@ int main(int argc, char **argv)
                 switch (mode) {
                 case M_FLAG:
                 case M_NOFENCE:
-                case M_CMDLL: __atomic_store_n(flag, id, __ATOMIC_RELEASE); break;
+                case M_CMDLL:
+                case M_CMDLLF: __atomic_store_n(flag, id, __ATOMIC_RELEASE); break;
                 case M_TWOSTEP:
                     t->dst = 0;
                     t->at = (uint64_t)(uintptr_t)a.lane;
@@ -344,7 +374,7 @@ int main(int argc, char **argv)
             }
             __atomic_store_n(&ctl->stop, 1u, __ATOMIC_RELEASE);
             CK(cudaDeviceSynchronize());
-            const int svc = mode != M_FLAG && mode != M_NOFENCE && mode != M_CMDLL;
+            const int svc = mode == M_TWOSTEP || mode == M_LLTHREAD || mode == M_LL || mode == M_LL8;
             const uint32_t seen = svc ? __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) : rounds;
             if (next != rounds || seen != rounds || *errs || cmd_bad) {
                 fprintf(stderr, "bench_svc_hop: %s launch %d: %u of %u commands served (%u with "
@@ -356,13 +386,68 @@ int main(int argc, char **argv)
                 memcpy(all[mode] + (size_t)(l - 1) * nb, batch_ns, nb * sizeof(*batch_ns));
         }
     }
+    /* throughput of the service loops: records per second, best of --launches */
+    double rate[M_COUNT] = {0};
+    const int stream_modes[] = {M_TWOSTEP, M_LLTHREAD, M_LL, M_LL8};
+    const uint32_t nstream = 200000;
+    for (int l = 0; l < launches && !failed; l++)
+        for (int si = 0; si < 4 && !failed; si++) {
+            const int mode = stream_modes[si];
+            memset(sring, 0, ring_bytes);
+            memset(ctl, 0, sizeof(*ctl));
+            CK(cudaMemset(dmem, 0, 256));
+            hop_args_t a;
+            memset(&a, 0, sizeof(a));
+            a.ring = sring;
+            a.ctl = ctl;
+            a.lane = dmem;
+            a.dst = dmem + 8;
+            a.rounds = nstream;
+            a.mode = mode;
+            a.svc_lanes = svc_lanes;
+            CK(cudaDeviceSynchronize());
+            k_stream<<<2, 64>>>(a);
+            CK(cudaGetLastError());
+            const double t0 = bench_now(), deadline = t0 + 30;
+            uint32_t pos = 0;
+            for (; pos < nstream && bench_now() < deadline; pos++) {
+                while (pos - __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) >= GCOMMI_SVC_DEPTH) {
+                }
+                const uint64_t d = payload_of(0, pos);
+                if (mode == M_TWOSTEP) {
+                    twostep_rec_t *t = (twostep_rec_t *)sring + (pos & (GCOMMI_SVC_DEPTH - 1));
+                    t->dst = 0;
+                    t->at = (uint64_t)(uintptr_t)a.lane;
+                    t->entry = pos + 1;
+                    t->bytes = 0;
+                    __atomic_store_n(&t->seq, pos + 1, __ATOMIC_RELEASE);
+                } else {
+                    gcommi_svc_rec_write((gcommi_svc_rec_t *)sring + (pos & (GCOMMI_SVC_DEPTH - 1)),
+                                         pos, (uint64_t)(uintptr_t)a.dst,
+                                         (uint64_t)(uintptr_t)a.lane, pos + 1, &d,
+                                         mode == M_LL8 ? 8 : 0);
+                }
+            }
+            while (__atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) != pos && bench_now() < deadline) {
+            }
+            const double dt = bench_now() - t0;
+            __atomic_store_n(&ctl->stop, 1u, __ATOMIC_RELEASE);
+            CK(cudaDeviceSynchronize());
+            if (pos != nstream || __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) != nstream) {
+                fprintf(stderr, "bench_svc_hop: stream %s: %u of %u records carried out\n",
+                        mode_name[mode], __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE), nstream);
+                failed = 1;
+            }
+            if (nstream / dt > rate[mode]) rate[mode] = nstream / dt;
+        }
     FILE *f = csv ? fopen(csv, "w") : NULL;
     if (csv && !f) {
         perror(csv);
         return 1;
     }
-    if (f) fprintf(f, "mode,rounds,launches,rtt_us_median,rtt_us_p10,rtt_us_p90\n");
-    printf("\n%-8s %12s %9s %9s %12s\n", "mode", "round trip", "p10", "p90", "vs flag");
+    if (f) fprintf(f, "mode,rounds,launches,rtt_us_median,rtt_us_p10,rtt_us_p90,records_per_s\n");
+    printf("\n%-8s %12s %9s %9s %12s %12s\n", "mode", "round trip", "p10", "p90", "vs flag",
+           "records/s");
     double flag_us = 0;
     for (int m = 0; m < M_COUNT && !failed; m++) {
         const size_t n = (size_t)nb * launches;
@@ -370,9 +455,12 @@ int main(int argc, char **argv)
         const double med = all[m][n / 2] * 1e-3 / BATCH, p10 = all[m][n / 10] * 1e-3 / BATCH,
                      p90 = all[m][n * 9 / 10] * 1e-3 / BATCH;
         if (m == M_FLAG) flag_us = med;
-        printf("%-8s %9.2f us %6.2f us %6.2f us %+9.2f us\n", mode_name[m], med, p10, p90,
+        printf("%-8s %9.2f us %6.2f us %6.2f us %+9.2f us", mode_name[m], med, p10, p90,
                med - flag_us);
-        if (f) fprintf(f, "%s,%u,%d,%.3f,%.3f,%.3f\n", mode_name[m], rounds, launches, med, p10, p90);
+        if (rate[m] > 0) printf(" %10.2f M\n", rate[m] * 1e-6);
+        else printf(" %12s\n", "-");
+        if (f) fprintf(f, "%s,%u,%d,%.3f,%.3f,%.3f,%.0f\n", mode_name[m], rounds, launches, med,
+                       p10, p90, rate[m]);
     }
     if (f) bench_csv_close(f);
     printf("%s\n", failed ? "bench_svc_hop: FAILED" : "bench_svc_hop: all answers and payloads "
