@@ -100,22 +100,12 @@ GCOMM_HD_INLINE size_t hd_at(hd_layout_t L, int i, long jl, int k)
     return ((size_t)k * (size_t)L.lines + (size_t)jl) * (size_t)L.ni + (size_t)i;
 }
 
-/* Own point e (0 <= e < ni * nj * nk) of a part with own lines first .. first + nj - 1: its index,
- * and its i (for the periodic neighbours). i fastest so that consecutive threads touch
- * consecutive addresses. */
-GCOMM_HD_INLINE size_t hd_own_point(hd_layout_t L, long first, long nj, size_t e, int *i)
-{
-    size_t ni = (size_t)L.ni, row = e / ni;
-    *i = (int)(e - row * ni);
-    long jl = first + (long)(row % (size_t)nj);
-    int k = (int)(row / (size_t)nj);
-    return hd_at(L, *i, jl, k);
-}
-
-/* Walking own points e, e + step, e + 2 step, ... without the three divisions of hd_own_point per
- * point (a stencil loop at partial occupancy is latency-bound, and they sit on its critical
- * path): the step is split once into whole levels, lines and points, and each advance adds them
- * with one carry per digit. hd_pt_first is hd_own_point; tests: test_hdiff_points. */
+/* Walking the own points e = start, start + stride, ... (0 <= e < ni * nj * nk) of a part with
+ * own lines first .. first + nj - 1, i fastest so that consecutive threads touch consecutive
+ * addresses, without the three divisions per point that locating e takes (a stencil loop at
+ * partial occupancy is latency-bound, and they sit on its critical path): the stride is split
+ * once into whole levels, lines and points (hd_step_make), and each advance adds them with one
+ * carry per digit. Tests: test_hdiff_points, against the divisions. */
 typedef struct {
     size_t c; /* index, as hd_at */
     int i, k;
@@ -127,22 +117,33 @@ typedef struct {
     long dj;    /* lines (< nj) */
 } hd_step_t;
 
-GCOMM_HD_INLINE hd_step_t hd_step_make(hd_layout_t L, long nj, size_t step)
+GCOMM_HD_INLINE hd_step_t hd_step_make(hd_layout_t L, long nj, size_t stride)
 {
     hd_step_t s;
-    size_t rows = step / (size_t)L.ni;
-    s.di = (int)(step - rows * (size_t)L.ni);
+    size_t rows = stride / (size_t)L.ni;
+    s.di = (int)(stride - rows * (size_t)L.ni);
     s.dj = (long)(rows % (size_t)nj);
     s.dk = (int)(rows / (size_t)nj);
     return s;
 }
 
+/* Own point e, located with the divisions. */
 GCOMM_HD_INLINE void hd_pt_first(hd_layout_t L, long first, long nj, size_t e, hd_pt_t *p)
 {
-    p->c = hd_own_point(L, first, nj, e, &p->i);
-    size_t row = e / (size_t)L.ni;
+    const size_t row = e / (size_t)L.ni;
+    p->i = (int)(e - row * (size_t)L.ni);
     p->jl = first + (long)(row % (size_t)nj);
     p->k = (int)(row / (size_t)nj);
+    p->c = hd_at(L, p->i, p->jl, p->k);
+}
+
+/* The same as an index and its i (the serial reference's form). */
+GCOMM_HD_INLINE size_t hd_own_point(hd_layout_t L, long first, long nj, size_t e, int *i)
+{
+    hd_pt_t p;
+    hd_pt_first(L, first, nj, e, &p);
+    *i = p.i;
+    return p.c;
 }
 
 GCOMM_HD_INLINE void hd_pt_next(hd_layout_t L, long first, long nj, hd_step_t s, hd_pt_t *p)
@@ -160,6 +161,36 @@ GCOMM_HD_INLINE void hd_pt_next(hd_layout_t L, long first, long nj, hd_step_t s,
         p->k++;
     }
     p->c = hd_at(L, p->i, p->jl, p->k);
+}
+
+/* One thread's walk over the own points of a part whose own lines are 1 .. nj (the layout's
+ * halo lines 0 and nj + 1 around them): `step` is hd_step_make(L, nj, stride), made once by the
+ * caller where the walk repeats. for (hd_walk_t w = hd_walk_begin(...); w.e < w.own;
+ * hd_walk_next(L, &w)) visits w.q. */
+typedef struct {
+    hd_pt_t q;
+    hd_step_t step;
+    size_t e, own, stride;
+    long nj;
+} hd_walk_t;
+
+GCOMM_HD_INLINE hd_walk_t hd_walk_begin(hd_layout_t L, long nj, size_t start, size_t stride,
+                                        hd_step_t step)
+{
+    hd_walk_t w;
+    w.nj = nj;
+    w.own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
+    w.e = start;
+    w.stride = stride;
+    w.step = step;
+    hd_pt_first(L, 1, nj, start, &w.q);
+    return w;
+}
+
+GCOMM_HD_INLINE void hd_walk_next(hd_layout_t L, hd_walk_t *w)
+{
+    w->e += w->stride;
+    hd_pt_next(L, 1, w->nj, w->step, &w->q);
 }
 
 /* Offsets of the periodic neighbours i+1 and i-1 within a line. */

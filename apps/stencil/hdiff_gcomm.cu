@@ -152,8 +152,7 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
     gcomm_win_create(&ctx, GCOMM_COMM_WORLD, lap, wbytes, &wlap);
     gcomm_win_create(&ctx, GCOMM_COMM_WORLD, fly, wbytes, &wfly);
 
-    const size_t own = (size_t)L.ni * (size_t)nj * (size_t)L.nk;
-    const hd_step_t step = hd_step_make(L, nj, blockDim.x);
+    const hd_step_t step = hd_step_make(L, nj, blockDim.x); /* the block's walk over its points */
 
     /* The clock covers the iterations only: every rank has started and created its windows. */
     gcomm_barrier(&ctx, GCOMM_COMM_WORLD);
@@ -161,10 +160,9 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
 
     for (int s = 0; s < steps; s++) {
         /* phase 1: laplacian; reads in on lines 0 .. nj+1 (own and input halos) */
-        hd_pt_t q;
-        hd_pt_first(L, 1, nj, threadIdx.x, &q);
-        for (size_t e = threadIdx.x; e < own; e += blockDim.x, hd_pt_next(L, 1, nj, step, &q))
-            lap[q.c] = hd_lap(in, q.c, q.i, L.ni);
+        for (hd_walk_t w = hd_walk_begin(L, nj, threadIdx.x, blockDim.x, step); w.e < w.own;
+             hd_walk_next(L, &w))
+            lap[w.q.c] = hd_lap(in, w.q.c, w.q.i, L.ni);
         __syncthreads(); /* the puts copy lines other threads wrote */
         if (halo_put(&ctx, wlap, left, nj_left + 1, lap, 1, L, TAG_FROM_RIGHT, halo_t, typed) !=
             GCOMM_SUCCESS)
@@ -172,10 +170,10 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
         if (gcomm_wait_notifications(&ctx, wlap, right, TAG_FROM_RIGHT, 1) != GCOMM_SUCCESS) break;
 
         /* phase 2: fluxes; fly reads lap and in on line nj+1 (just received / input halo) */
-        hd_pt_first(L, 1, nj, threadIdx.x, &q);
-        for (size_t e = threadIdx.x; e < own; e += blockDim.x, hd_pt_next(L, 1, nj, step, &q)) {
-            flx[q.c] = hd_flx(in, lap, q.c, q.i, L.ni);
-            fly[q.c] = hd_fly(in, lap, q.c, L.ni);
+        for (hd_walk_t w = hd_walk_begin(L, nj, threadIdx.x, blockDim.x, step); w.e < w.own;
+             hd_walk_next(L, &w)) {
+            flx[w.q.c] = hd_flx(in, lap, w.q.c, w.q.i, L.ni);
+            fly[w.q.c] = hd_fly(in, lap, w.q.c, L.ni);
         }
         __syncthreads();
         if (halo_put(&ctx, wfly, right, 0, fly, nj, L, TAG_FROM_LEFT, halo_t, typed) !=
@@ -184,9 +182,9 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
         if (gcomm_wait_notifications(&ctx, wfly, left, TAG_FROM_LEFT, 1) != GCOMM_SUCCESS) break;
 
         /* phase 3: output; reads fly on line 0 (just received) */
-        hd_pt_first(L, 1, nj, threadIdx.x, &q);
-        for (size_t e = threadIdx.x; e < own; e += blockDim.x, hd_pt_next(L, 1, nj, step, &q))
-            out[q.c] = hd_out(in, coeff, flx, fly, q.c, q.i, L.ni);
+        for (hd_walk_t w = hd_walk_begin(L, nj, threadIdx.x, blockDim.x, step); w.e < w.own;
+             hd_walk_next(L, &w))
+            out[w.q.c] = hd_out(in, coeff, flx, fly, w.q.c, w.q.i, L.ni);
         __syncthreads();
         /* out's boundary lines are the next iteration's input halos of both neighbours */
         if (halo_put(&ctx, wout, left, nj_left + 1, out, 1, L, TAG_FROM_RIGHT, halo_t, typed) !=

@@ -52,41 +52,24 @@
 
 /* ---- the three compute phases: one kernel each, grid-stride over this GPU's own points ---- */
 
-/* A grid-stride walk over the GPU's own points (hd_pt_next: no division per point). */
-typedef struct {
-    hd_pt_t q;
-    hd_step_t step;
-    size_t e, own, stride;
-    long nj;
-} walk_t;
-
-static __device__ walk_t walk_begin(hd_layout_t L)
+/* A grid-stride walk over the GPU's own points (hd_walk_t: no division per point). */
+static __device__ hd_walk_t walk_begin(hd_layout_t L)
 {
-    walk_t w;
-    w.nj = L.lines - 2;
-    w.own = (size_t)L.ni * (size_t)w.nj * (size_t)L.nk;
-    w.e = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    w.stride = (size_t)gridDim.x * blockDim.x;
-    w.step = hd_step_make(L, w.nj, w.stride);
-    hd_pt_first(L, 1, w.nj, w.e, &w.q);
-    return w;
-}
-
-static __device__ void walk_next(hd_layout_t L, walk_t *w)
-{
-    w->e += w->stride;
-    hd_pt_next(L, 1, w->nj, w->step, &w->q);
+    const long nj = L.lines - 2;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    return hd_walk_begin(L, nj, blockIdx.x * (size_t)blockDim.x + threadIdx.x, stride,
+                         hd_step_make(L, nj, stride));
 }
 
 __global__ void k_lap(const double *in, double *lap, hd_layout_t L)
 {
-    for (walk_t w = walk_begin(L); w.e < w.own; walk_next(L, &w))
+    for (hd_walk_t w = walk_begin(L); w.e < w.own; hd_walk_next(L, &w))
         lap[w.q.c] = hd_lap(in, w.q.c, w.q.i, L.ni);
 }
 
 __global__ void k_flux(const double *in, const double *lap, double *flx, double *fly, hd_layout_t L)
 {
-    for (walk_t w = walk_begin(L); w.e < w.own; walk_next(L, &w)) {
+    for (hd_walk_t w = walk_begin(L); w.e < w.own; hd_walk_next(L, &w)) {
         flx[w.q.c] = hd_flx(in, lap, w.q.c, w.q.i, L.ni);
         fly[w.q.c] = hd_fly(in, lap, w.q.c, L.ni);
     }
@@ -95,7 +78,7 @@ __global__ void k_flux(const double *in, const double *lap, double *flx, double 
 __global__ void k_out(const double *in, const double *coeff, const double *flx, const double *fly,
                       double *out, hd_layout_t L)
 {
-    for (walk_t w = walk_begin(L); w.e < w.own; walk_next(L, &w))
+    for (hd_walk_t w = walk_begin(L); w.e < w.own; hd_walk_next(L, &w))
         out[w.q.c] = hd_out(in, coeff, flx, fly, w.q.c, w.q.i, L.ni);
 }
 

@@ -1,10 +1,19 @@
-/* The point walk of the horizontal diffusion kernels (hd_step_make, hd_pt_first, hd_pt_next in
- * hdiff_common.h) against hd_own_point, the direct form, for every point a thread of a block or
- * a grid visits: layouts of one to many lines, steps below a line, of whole lines, of several
- * levels, and steps that do not divide a line. CPU only (the functions are GCOMM_HD). */
+/* The point walk of the horizontal diffusion kernels (hd_walk_t in hdiff_common.h) against the
+ * direct form below, for every point a thread of a block or a grid visits: layouts of one to many
+ * lines, steps below a line, of whole lines, of several levels, and steps that do not divide a
+ * line. CPU only (the functions are GCOMM_HD). */
 #include <stdio.h>
 
 #include "hdiff_common.h"
+
+/* The reference: own point e of a part with own lines 1 .. nj, by the definition (i fastest,
+ * then the part's lines, then levels). */
+static size_t own_point(hd_layout_t L, long nj, size_t e, int *i)
+{
+    *i = (int)(e % (size_t)L.ni);
+    const size_t row = e / (size_t)L.ni;
+    return hd_at(L, *i, 1 + (long)(row % (size_t)nj), (int)(row / (size_t)nj));
+}
 
 static long check(int ni, long nj, int nk, size_t step)
 {
@@ -16,16 +25,23 @@ static long check(int ni, long nj, int nk, size_t step)
     const hd_step_t s = hd_step_make(L, nj, step);
     long bad = 0;
     for (size_t t = 0; t < step && t < own; t++) { /* every thread of the block or grid */
-        hd_pt_t q;
-        hd_pt_first(L, 1, nj, t, &q);
-        for (size_t e = t; e < own; e += step, hd_pt_next(L, 1, nj, s, &q)) {
+        size_t e = t, visits = 0;
+        hd_walk_t w;
+        for (w = hd_walk_begin(L, nj, t, step, s); w.e < w.own; hd_walk_next(L, &w), e += step) {
             int i;
-            size_t c = hd_own_point(L, 1, nj, e, &i);
-            if (c != q.c || i != q.i) {
+            size_t c = own_point(L, nj, e, &i);
+            visits++;
+            if (w.e != e || c != w.q.c || i != w.q.i) {
                 if (bad++ < 5)
                     fprintf(stderr, "ni %d nj %ld nk %d step %zu: point %zu at %zu (i %d), walk "
-                            "says %zu (i %d)\n", ni, nj, nk, step, e, c, i, q.c, q.i);
+                            "says %zu at %zu (i %d)\n", ni, nj, nk, step, e, c, i, w.e, w.q.c,
+                            w.q.i);
             }
+        }
+        if (w.own != own || visits != (own - t + step - 1) / step) {
+            if (bad++ < 5)
+                fprintf(stderr, "ni %d nj %ld nk %d step %zu: thread %zu visited %zu points of "
+                        "%zu\n", ni, nj, nk, step, t, visits, w.own);
         }
     }
     return bad;

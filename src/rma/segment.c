@@ -206,6 +206,13 @@ int gcommi_launch_status(const gcommi_launch_result_t *res, int ngpus, const cha
             return GCOMMI_ERROR(e->code, "rank %d (%s %d): a notification to another process, "
                                 "seen at a flush, barrier or gcomm_finish: %s", e->rank, what,
                                 first + best, gcomm_error_string(e->code));
+        if (e->limit == GCOMMI_LIMIT_BELOW)
+            return GCOMMI_ERROR(e->code, "rank %d (%s %d): typed %s to rank %d of window %d at "
+                                "offset %llu, %llu bytes: the target datatype reaches below the "
+                                "window's start: %s", e->rank, what, first + best,
+                                gcommi_op_name(e->op), e->target, e->win,
+                                (unsigned long long)e->offset, (unsigned long long)e->bytes,
+                                gcomm_error_string(e->code));
         if (e->limit == GCOMMI_LIMIT_REMOTE) /* refused by the target process's proxy */
             return GCOMMI_ERROR(e->code, "rank %d (%s %d): %s to rank %d of window %d at offset "
                                 "%llu, %llu bytes, refused by the target's process: %s", e->rank,

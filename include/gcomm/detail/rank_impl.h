@@ -314,6 +314,27 @@ GCOMM_HD_INLINE int gcommi_proxy_flush_t0(gcomm_context_t *ctx)
     return gcommi_proxy_cmd_t0(ctx, &c, 1);
 }
 
+/* The command of a contiguous put, get or notification of `bytes` at `offset` of window `win` of
+ * world rank tw: a put of up to GCOMMI_PQ_INLINE_MAX bytes carries its data, any other put or get
+ * the origin's address. */
+GCOMM_HD_INLINE void gcommi_proxy_cmd_make(gcommi_pq_cmd_t *c, int op, gcomm_win_t win, int tw,
+                                          size_t offset, size_t bytes, const char *origin)
+{
+    memset(c, 0, sizeof(*c));
+    c->op = op == GCOMMI_OP_GET ? GCOMMI_PQ_GET
+          : op == GCOMMI_OP_NOTIFY ? GCOMMI_PQ_NOTIFY : GCOMMI_PQ_PUT;
+    c->offset = offset;
+    c->bytes = bytes;
+    c->target = tw;
+    c->win = (uint16_t)win;
+    if (op == GCOMMI_OP_PUT && bytes <= GCOMMI_PQ_INLINE_MAX) {
+        c->flags = GCOMMI_PQ_F_INLINE;
+        if (bytes) memcpy(c->u.data, origin, bytes);
+    } else if (op != GCOMMI_OP_NOTIFY) {
+        c->u.origin = (uint64_t)(uintptr_t)origin;
+    }
+}
+
 /* Thread 0: a put, get or notification to a rank of another process. A put or get returns once
  * done: its origin buffer may be reused, its errors (an access outside the target's window,
  * which the target's proxy checks) are this call's, and puts of one rank to one place land in
@@ -325,23 +346,10 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_t0(gcomm_context_t *ctx, int op, gcomm_win_
                                         int tag)
 {
     gcommi_pq_cmd_t c;
-    memset(&c, 0, sizeof(c));
-    c.op = op == GCOMMI_OP_GET ? GCOMMI_PQ_GET
-         : op == GCOMMI_OP_NOTIFY ? GCOMMI_PQ_NOTIFY : GCOMMI_PQ_PUT;
-    c.flags = notify && op != GCOMMI_OP_NOTIFY ? GCOMMI_PQ_F_NOTIFY : 0;
-    c.offset = offset;
-    c.bytes = bytes;
-    c.target = tw;
+    gcommi_proxy_cmd_make(&c, op, win, tw, offset, bytes, (const char *)origin);
+    if (notify && op != GCOMMI_OP_NOTIFY) c.flags |= GCOMMI_PQ_F_NOTIFY;
     c.tag = tag;
-    c.win = (uint16_t)win;
-    const int wait = op != GCOMMI_OP_NOTIFY;
-    if (op == GCOMMI_OP_PUT && bytes <= GCOMMI_PQ_INLINE_MAX) {
-        c.flags |= GCOMMI_PQ_F_INLINE;
-        if (bytes) memcpy(c.u.data, origin, bytes);
-    } else if (op != GCOMMI_OP_NOTIFY) {
-        c.u.origin = (uint64_t)(uintptr_t)origin;
-    }
-    int st = gcommi_proxy_cmd_t0(ctx, &c, wait);
+    int st = gcommi_proxy_cmd_t0(ctx, &c, op != GCOMMI_OP_NOTIFY);
     if (st) gcommi_fail_proxy(ctx, st, op, win, tw, offset, bytes);
     return st;
 }
@@ -930,18 +938,8 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_typed_t0(gcomm_context_t *ctx, int op, gcom
         if (co < n) n = co;
         if (ct < n) n = ct;
         gcommi_pq_cmd_t c;
-        memset(&c, 0, sizeof(c));
-        c.op = op == GCOMMI_OP_GET ? GCOMMI_PQ_GET : GCOMMI_PQ_PUT;
-        c.offset = (uint64_t)((int64_t)offset + to);
-        c.bytes = (uint64_t)n;
-        c.target = tw;
-        c.win = (uint16_t)win;
-        if (op == GCOMMI_OP_PUT && n <= GCOMMI_PQ_INLINE_MAX) {
-            c.flags = GCOMMI_PQ_F_INLINE;
-            memcpy(c.u.data, origin + oo, (size_t)n);
-        } else {
-            c.u.origin = (uint64_t)(uintptr_t)(origin + oo);
-        }
+        gcommi_proxy_cmd_make(&c, op, win, tw, (size_t)((int64_t)offset + to), (size_t)n,
+                              origin + oo);
         st = gcommi_proxy_cmd_t0(ctx, &c, 0);
         K += n;
     }
@@ -968,7 +966,8 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
     if (GCOMMI_UNLIKELY(st)) return st;
     GCOMMI_PROF_MARK(1);
     if (GCOMMI_UNLIKELY(x && (int64_t)offset + x->lo < 0)) { /* a target type below the window */
-        if (t0) gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, 0);
+        if (t0)
+            gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, GCOMMI_LIMIT_BELOW);
         return GCOMM_ERR_WINDOW;
     }
     const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);

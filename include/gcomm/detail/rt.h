@@ -71,6 +71,8 @@ typedef struct {
 
 /* gcommi_error_t.limit of a refusal by another process's proxy, which knows the window's size */
 #define GCOMMI_LIMIT_REMOTE UINT64_MAX
+/* ... or: the target datatype reaches below the window's start (checked before any lookup) */
+#define GCOMMI_LIMIT_BELOW (UINT64_MAX - 1)
 
 typedef enum {
     GCOMMI_OP_NONE = 0,
