@@ -43,7 +43,10 @@
  * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio with
  * ratio given on the "both" row only (empty on the others).
  *
- * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N]
+ * --bounded runs the same body compiled with __launch_bounds__(128, 8): at most 64 registers, so
+ * that 8 ranks of 128 threads fit on an SM (the unbounded kernel: 96 registers, 5 ranks).
+ *
+ * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N] [--bounded]
  *                      [--workload compute|memory|both] [--no-compute] [--no-exchange]
  *                      [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]
  *                      [--stagger-us X] [--quick] [--csv FILE]
@@ -117,7 +120,7 @@ static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
  * msrc/mdst ranks x region_words 16-byte words (memory workload), halo ranks x 2 halo_bytes of
  * windows ([0, h) from the left neighbour, [h, 2h) from the right) followed by ranks x halo_bytes
  * of send buffers. */
-__global__ void k_overlap(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
+static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
                           uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
 {
     __shared__ gcomm_context_t ctx;
@@ -210,6 +213,24 @@ __global__ void k_overlap(gcomm_param_t param, const double *cin, double *cout, 
     if (threadIdx.x == 0 && err) atomicAdd(&clk->errors, err);
 }
 
+__global__ void k_overlap(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
+                          uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
+{
+    overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);
+}
+
+/* --bounded: the same compiled for 8 ranks of up to 128 threads per SM (at most 64 registers a
+ * thread, a few spilled): over-decomposition is what overlaps, and the unbounded kernel's
+ * registers leave room for 5 such ranks per SM. */
+#define OVERLAP_BOUNDED_THREADS 128
+#define OVERLAP_BOUNDED_RANKS_PER_SM 8
+__global__ void __launch_bounds__(OVERLAP_BOUNDED_THREADS, OVERLAP_BOUNDED_RANKS_PER_SM)
+    k_overlap_bounded(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
+                      uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
+{
+    overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);
+}
+
 /* Random 16-byte words with no zero byte, for the memory workload's source (made on the GPU: it
  * is hundreds of MB per GPU). */
 __global__ void k_fill_random(uint4 *p, size_t words, uint32_t seed)
@@ -234,6 +255,7 @@ typedef struct {
     int blocks;      /* ranks per GPU */
     int ranks;       /* ranks of the job (all GPUs) */
     int threads;     /* per rank */
+    const void *kernel; /* k_overlap, or k_overlap_bounded (--bounded) */
     int sms;         /* SMs of the smallest GPU */
     int iters, repeats;
     size_t halo_bytes;
@@ -294,11 +316,7 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
     void *argv[GCOMM_MAX_GPUS][8];
     gcomm_launch_t l;
     memset(&l, 0, sizeof(l));
-    l.kernel = gcomm_kernel(k_overlap);
-    if (l.kernel == NULL) {
-        fprintf(stderr, "bench_overlap: the CUDA runtime does not know k_overlap\n");
-        exit(1);
-    }
+    l.kernel = b->kernel;
     l.blocks_per_gpu = b->blocks;
     l.threads_per_block = b->threads;
     kparams_t p = *kp;
@@ -614,6 +632,7 @@ static void usage(void)
             "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
             "  --threads       threads per rank, a multiple of 32 (default 128)\n"
             "  --ranks-per-sm  ranks per SM at most (default 4; fewer if fewer are resident)\n"
+            "  --bounded       the kernel compiled for 8 ranks of <= 128 threads per SM (64 registers)\n"
             "  --workload      compute, memory or both (default both)\n"
             "  --no-compute    skip the compute phase: measure exchange only\n"
             "  --no-exchange   skip the exchange phase: measure compute only\n"
@@ -640,6 +659,7 @@ int main(int argc, char **argv)
     bench_t b;
     memset(&b, 0, sizeof(b));
     int quick = 0, iters = 0, repeats = 0, rps = 4, nr_fixed = 0, no_compute = 0, no_exchange = 0;
+    int bounded = 0;
     int wl_mask = 3; /* bit 0 compute, bit 1 memory */
     size_t copy_fixed = 0, mem_bytes = 0;
     const char *csv = NULL;
@@ -658,6 +678,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--repeats")) bad = parse_int(v, 5, 64, &repeats), i++;
         else if (!strcmp(a, "--threads")) bad = parse_int(v, 32, 1024, &b.threads), i++;
         else if (!strcmp(a, "--ranks-per-sm")) bad = parse_int(v, 1, 64, &rps), i++;
+        else if (!strcmp(a, "--bounded")) bounded = 1;
         else if (!strcmp(a, "--nr-iters")) bad = parse_int(v, NR_MIN, NR_MAX, &nr_fixed), i++;
         else if (!strcmp(a, "--halo-bytes")) bad = bench_parse_size(v, &b.halo_bytes), i++;
         else if (!strcmp(a, "--copy-bytes")) bad = bench_parse_size(v, &copy_fixed), i++;
@@ -716,11 +737,17 @@ int main(int argc, char **argv)
         GK(app_job_finalize(&job));
         return 77;
     }
-    const void *kernel = gcomm_kernel(k_overlap);
+    if (bounded && b.threads > OVERLAP_BOUNDED_THREADS) {
+        fprintf(stderr, "bench_overlap: --bounded runs ranks of at most %d threads\n",
+                OVERLAP_BOUNDED_THREADS);
+        return 2;
+    }
+    const void *kernel = bounded ? gcomm_kernel(k_overlap_bounded) : gcomm_kernel(k_overlap);
     if (kernel == NULL) {
-        fprintf(stderr, "bench_overlap: the CUDA runtime does not know k_overlap\n");
+        fprintf(stderr, "bench_overlap: the CUDA runtime does not know the kernel\n");
         return 1;
     }
+    b.kernel = kernel;
 
     /* Ranks per GPU: at most rps per SM, and no more than are resident at once on the smallest
      * GPU (the ranks wait for each other, so all must run at once). Several per SM is the point:
@@ -787,6 +814,11 @@ int main(int argc, char **argv)
                "%d ranks on a ring, halo %zu B each way, %d iterations, median of %d launches\n",
                job.ngpus, prop.name, b.sms, job.mpi ? ", one process per GPU" : "", b.blocks,
                (double)b.blocks / b.sms, b.threads, b.ranks, b.halo_bytes, b.iters, b.repeats);
+        cudaFuncAttributes fa;
+        CK(cudaFuncGetAttributes(&fa, b.kernel));
+        printf("bench_overlap: kernel %s: %d registers, %zu bytes of local memory per thread\n",
+               bounded ? "bounded (__launch_bounds__(128, 8))" : "unbounded", fa.numRegs,
+               (size_t)fa.localSizeBytes);
         if (b.blocks < 2 * b.sms)
             printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");
         printf("%-8s %-9s %6s %7s %9s %6s %-14s %12s %7s  %s\n", "workload", "mode", "ranks",
