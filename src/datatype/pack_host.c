@@ -6,20 +6,20 @@
  * of full_node()/full_vec(), and finishes with a partial child at the end. The fast loops are
  * specialised by shape: one memcpy for contiguous data, strided loops with fixed-size copies for
  * narrow vector blocks, one copy per block for wider vector blocks and indexed blocks of
- * contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB, streaming stores in
- * large operations), and a
+ * contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB by CPU, streaming
+ * stores in operations larger than the caches), and a
  * tiled loop for vectors of vectors whose outer stride is the small one (a transpose), which would
  * otherwise touch a new cache line and TLB page for every element. */
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/config.h"
 #include "datatype/pack_host.h"
 
-/* Operations of at least this many bytes use streaming stores for large blocks (x86 with AVX2):
- * past the last-level cache the output will not be read from cache anyway. */
-#ifndef GCOMMI_STREAM_MIN
-#define GCOMMI_STREAM_MIN ((size_t)8 << 20)
-#endif
+/* Operations of at least stream_min() bytes write large blocks with streaming stores (x86 with
+ * AVX2): past the last-level cache the output will not be read from cache anyway. */
+#define GCOMMI_STREAM_MIN_FLOOR ((size_t)8 << 20)
 
 typedef void (*copy_fn_t)(char *dst, const char *src, size_t n);
 
@@ -140,8 +140,10 @@ __attribute__((target("avx2"))) static void copy_stream(char *dst, const char *s
  * bench_pack_cpu_ceiling measured streaming 64-byte stores 5-9 points of memcpy above 32-byte
  * ones for vector_bl256 at 16 MiB (94-100% against 88-91%), whose blocks are mutually aligned,
  * but 5-10 points below them for lower_tri (91% against 96% at 16 MiB), whose rows land at every
- * offset of the packed stream. Unpacking keeps 32-byte stores: scattered into blocks, 64-byte ones
- * measured up to 30 points slower (vector_bl256, 16 MiB: 118% of memcpy against 154%). */
+ * offset of the packed stream. Unpacking on AMD keeps 32-byte stores: scattered into blocks,
+ * 64-byte ones measured up to 30 points slower on the EPYC (vector_bl256, 16 MiB: 118% of memcpy
+ * against 154%). On the Xeon VM the other way: 64-byte streaming stores unpacked vector_bl256 at
+ * 94% of memcpy and lower_tri at 95% (16 MiB) against 91% and 90% with 32-byte ones. */
 __attribute__((target("avx512f"))) static void copy_stream512(char *dst, const char *src, size_t n)
 {
     size_t head = (size_t)(-(uintptr_t)dst & 63);
@@ -166,21 +168,67 @@ __attribute__((target("avx512f"))) static void copy_stream512(char *dst, const c
     copy_vec(dst + i, src + i, n - i);
 }
 
+/* Unpacking on the Xeon while the typed side may stay in the cache (below stream_min(1)): rows
+ * of 4 KiB and more by rep movsb, whose fast-string stores write whole lines without reading
+ * them (lower_tri, 16 MiB: 97% of memcpy against 93% streamed, 1.00x MPI_Unpack against 0.96x),
+ * shorter blocks by 64-byte streaming stores (vector_bl256's 2 KiB blocks: 95% against 74%).
+ * Larger unpacks stream every block (lower_tri at 64 MiB: 1.4-1.7x MPI_Unpack against 1.0x). */
+static void copy_stream_unpack_long_movsb(char *dst, const char *src, size_t n)
+{
+    if (n >= 4096) copy_movsb(dst, src, n);
+    else copy_stream512(dst, src, n);
+}
+
 static void copy_stream_pack(char *dst, const char *src, size_t n)
 {
     if ((((uintptr_t)dst ^ (uintptr_t)src) & 63) == 0) copy_stream512(dst, src, n);
     else copy_stream(dst, src, n);
 }
 
-/* Sets the copies of an operation of `bytes` bytes in c. */
+/* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else 8 MiB for an unpack
+ * and max(8 MiB, last-level cache / 16) for a pack. bench_pack_cpu_ceiling measured where
+ * streaming starts to pay: from 16 MiB on an EPYC with a 32 MiB L3 (8 MiB, the floor, is the rule
+ * there); on a Xeon VM whose L3 reads 480 MiB, streaming cost a pack of vector_bl256 6 points of
+ * memcpy at 16 MiB, where the packed stream stays in that cache, and gained 20-35 at 64 MiB,
+ * where even memcpy runs at DRAM speed (30 MiB, the rule there). An unpack scatters into a span
+ * larger than the packed bytes, whose partly written lines streaming saves reading: at 16 MiB on
+ * that Xeon it streamed to 91-93% of memcpy, and reached 80-87% without. */
+static size_t stream_min(int pack)
+{
+    static size_t cached = 0;
+    const size_t set = gcommi_config()->pack_stream_min;
+    if (set) return set;
+    if (!pack) return GCOMMI_STREAM_MIN_FLOOR;
+    size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v) return v;
+    long llc = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
+                                                             : GCOMMI_STREAM_MIN_FLOOR;
+    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+/* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
+ * packing on AMD, rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of memcpy above
+ * rep movsb (copy_vec's comment); on the Xeon VM rep movsb, which its glibc also takes from 2112
+ * bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87 at 4 MiB) and
+ * copy_vec left gcomm_pack at 0.89-0.94x MPI_Pack there. */
 static void select_copies(ctx_t *c, size_t bytes)
 {
-    static int avx2 = -1, avx512 = -1;
+    static int avx2 = -1, avx512 = -1, amd = -1;
     if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    c->mid = !avx2 ? copy_plain : c->pack ? copy_vec : copy_movsb;
-    c->streams = avx2 && bytes >= GCOMMI_STREAM_MIN;
-    c->big = !c->streams ? c->mid : (avx512 && c->pack) ? copy_stream_pack : copy_stream;
+    if (amd < 0) amd = __builtin_cpu_is("amd") ? 1 : 0;
+    c->mid = !avx2 ? copy_plain : c->pack && amd ? copy_vec : copy_movsb;
+    c->streams = avx2 && bytes >= stream_min(c->pack);
+    c->big = !c->streams ? c->mid
+           : avx512 && c->pack ? copy_stream_pack
+           : avx512 && !amd ? (bytes < stream_min(1) ? copy_stream_unpack_long_movsb
+                                                     : copy_stream512) /* unpack, Xeon */
+           : copy_stream;
     c->pf_next = c->streams && c->pack;
 }
 #define GCOMMI_STREAM_FENCE() _mm_sfence()
@@ -204,7 +252,7 @@ static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 
  * 0.6-0.9x MPI_Pack at 1-16 MiB, against 1.0x with memcpy. */
 #define GCOMMI_MID_MIN 1024
 
-/* Gathering blocks from memory (a pack of GCOMMI_STREAM_MIN bytes or more), the first
+/* Gathering blocks from memory (a pack of stream_min(1) bytes or more), the first
  * GCOMMI_PF_NEXT bytes of the next block are prefetched before the current block is copied. The
  * hardware prefetchers learn each block anew (vector_bl256: a new 4 KiB page every block), so
  * without it the first lines of every block come on demand, one after the other. Measured on the
