@@ -32,7 +32,18 @@ typedef struct {
     copy_fn_t big; /* streaming copy of blocks of at least stream_min_block() bytes */
     int streams;   /* big uses streaming stores: fence before returning */
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
+    int tile;      /* rows of a transposing tile (transpose_tiles) */
 } ctx_t;
+
+/* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
+ * line read from memory serves that many packed streams. Measured on the EPYC of machine A
+ * (transpose of 4096^2 doubles): 4 -> 4.4 GB/s, 8 -> 5.2, 16 -> 3.1, 32 -> 1.3: more streams
+ * than 8, all a row of the matrix apart, start evicting each other from the L1 sets. On the Xeon
+ * of machine C, bench_pack_cpu transpose (x MPI_Pack, two runs each) with 8 / 16: unpack 4 MiB
+ * 1.73-1.77 / 2.09-2.10, 16 MiB 2.64-3.83 / 3.69-4.56, pack 4 MiB 3.24-3.26 / 3.43-3.53, pack
+ * 64 MiB 4.12-4.20 / 3.35-3.36: 16 there, 8 on AMD. */
+#define GCOMMI_TILE_AMD 8
+#define GCOMMI_TILE_OTHER 16
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
@@ -230,13 +241,17 @@ static void select_copies(ctx_t *c, size_t bytes)
                                                      : copy_stream512) /* unpack, Xeon */
            : copy_stream;
     c->pf_next = c->streams && c->pack;
+    c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
 }
 #define GCOMMI_STREAM_FENCE() _mm_sfence()
 #else
 static void select_copies(ctx_t *c, size_t bytes)
 {
+    (void)bytes;
     c->mid = c->big = copy_plain;
     c->streams = 0;
+    c->pf_next = 0;
+    c->tile = GCOMMI_TILE_AMD;
 }
 #define GCOMMI_STREAM_FENCE() ((void)0)
 #endif
@@ -349,11 +364,6 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
     }
 }
 
-/* Tile height of the transposing loop: outer rows handled together, so that each cache line read
- * from memory serves TILE packed streams. Measured on the CI-class EPYC (transpose of 4096^2
- * doubles): 4 -> 4.4 GB/s, 8 -> 5.2, 16 -> 3.1, 32 -> 1.3: more streams than 8, all a row of the
- * matrix apart, start evicting each other from the L1 sets. */
-#define GCOMMI_TILE 8
 
 /* count instances of a VEC-of-RUN child (inner count n2, stride s2, element size sz) spaced by the
  * small outer stride s1: walk tiles of outer rows, each tile column by column. */
@@ -362,8 +372,9 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
 {
     char *packed = c->packed;
     int64_t inst = n2 * sz; /* packed bytes of one outer instance */
-    for (int64_t i0 = 0; i0 < count; i0 += GCOMMI_TILE) {
-        int64_t tile = count - i0 < GCOMMI_TILE ? count - i0 : GCOMMI_TILE;
+    const int64_t T = c->tile;
+    for (int64_t i0 = 0; i0 < count; i0 += T) {
+        int64_t tile = count - i0 < T ? count - i0 : T;
         for (int64_t j = 0; j < n2; j++) {
             char *m = mem + i0 * s1 + j * s2, *p = packed + i0 * inst + j * sz;
             if (sz == 8) {
