@@ -8,7 +8,10 @@
 #     last: test, result, time, with the GPU model.
 # Exit status: 0 when nothing failed. Options: --no-bench, --no-cpu, --rebuild; --only REGEX: only
 # the tests whose names match; --compute-sanitizer: also run scripts/gpu-sanitize.sh (memcheck and
-# racecheck on the GPU tests; SANITIZE_NTYPES random types, default 100).
+# racecheck on the GPU tests; SANITIZE_NTYPES random types, default 100); --no-build: run the
+# build in GPU_DIR as it is, e.g. one built elsewhere and carried here (its CTest files and
+# RPATHs name the directory it was built in: when that path does not exist here, it is made a
+# link to GPU_DIR).
 set -euo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
@@ -19,7 +22,7 @@ export NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-run_bench=1 run_cpu=1 rebuild=0 sanitizer=0
+run_bench=1 run_cpu=1 rebuild=0 sanitizer=0 nobuild=0
 only=()
 while [ $# -gt 0 ]; do
     arg=$1
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
     --no-bench) run_bench=0 ;;
     --no-cpu) run_cpu=0 ;;
     --rebuild) rebuild=1 ;;
+    --no-build) nobuild=1 ;;
     --compute-sanitizer) sanitizer=1 ;;
     -h | --help)
         sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
@@ -72,12 +76,29 @@ gpu_model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort
 [ -n "$gpu_model" ] || gpu_model="no GPU visible (nvidia-smi failed)"
 say "GPU: $gpu_model"
 
+if [ "$nobuild" = 1 ]; then
+    [ -f "$build/CMakeCache.txt" ] || { say "--no-build: no build in $build"; exit 1; }
+    here=$(cd "$build" && pwd -P)
+    made_in=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
+    if [ -n "$made_in" ] && [ "$made_in" != "$here" ]; then
+        if [ -e "$made_in" ] && [ "$(cd "$made_in" && pwd -P)" != "$here" ]; then
+            say "--no-build: $build was built in $made_in, which is another directory here"
+            exit 1
+        fi
+        [ -e "$made_in" ] || ln -s "$here" "$made_in"
+        say "$made_in -> $build (the paths in its CTest files)"
+    fi
+    say "using the build in $build as it is (--no-build)"
+fi
+
 # A build directory configured for this very source tree (one carried from a session that ran
 # here, for instance) is only brought up to date; anything else is configured afresh.
 cache_home=""
 [ -f "$build/CMakeCache.txt" ] &&
     cache_home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
-if [ "$rebuild" = 1 ] || [ "$cache_home" != "$(pwd -P)" ]; then
+if [ "$nobuild" = 1 ]; then
+    : >"$logs/build.log"
+elif [ "$rebuild" = 1 ] || [ "$cache_home" != "$(pwd -P)" ]; then
     if [ -n "$cache_home" ]; then
         say "$build was configured for $cache_home, not $(pwd -P): configuring afresh"
     fi
@@ -89,8 +110,8 @@ else
     say "re-using the build in $build"
     : >"$logs/build.log"
 fi
-say "building $build (-j $jobs)"
-if ! cmake --build "$build" -j "$jobs" >>"$logs/build.log" 2>&1; then
+[ "$nobuild" = 1 ] || say "building $build (-j $jobs)"
+if [ "$nobuild" = 0 ] && ! cmake --build "$build" -j "$jobs" >>"$logs/build.log" 2>&1; then
     tail -n 60 "$logs/build.log"
     say "build FAILED (log: $logs/build.log)"
     exit 1
