@@ -227,6 +227,40 @@ __global__ void k_hop(hop_args_t a, uint32_t launch)
     }
 }
 
+/* The service side of a launch of `mode`: the rings and words it uses, `rounds` deliveries. */
+static hop_args_t hop_args_make(int mode, uint32_t rounds, int svc_lanes, void *sring,
+                                gcommi_svc_ctl_t *ctl, uint64_t *dmem)
+{
+    hop_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.ring = sring;
+    a.ctl = ctl;
+    a.lane = dmem;
+    a.dst = dmem + 8;
+    a.rounds = rounds;
+    a.mode = mode;
+    a.svc_lanes = svc_lanes;
+    return a;
+}
+
+/* The proxy's record `pos` for a service mode: notification `entry` into the rank's lane, and in
+ * ll8 the 8-byte payload d for a->dst; in the record form the mode's loop reads. */
+static void post_record(const hop_args_t *a, uint32_t pos, uint64_t entry, uint64_t d)
+{
+    const uint32_t slot = pos & (GCOMMI_SVC_DEPTH - 1);
+    if (a->mode == M_TWOSTEP) {
+        twostep_rec_t *t = (twostep_rec_t *)a->ring + slot;
+        t->dst = 0;
+        t->at = (uint64_t)(uintptr_t)a->lane;
+        t->entry = entry;
+        t->bytes = 0;
+        __atomic_store_n(&t->seq, pos + 1, __ATOMIC_RELEASE);
+    } else {
+        gcommi_svc_rec_write((gcommi_svc_rec_t *)a->ring + slot, pos, (uint64_t)(uintptr_t)a->dst,
+                             (uint64_t)(uintptr_t)a->lane, entry, &d, a->mode == M_LL8 ? 8 : 0);
+    }
+}
+
 static int cmp_u64(const void *x, const void *y)
 {
     const unsigned long long a = *(const unsigned long long *)x, b = *(const unsigned long long *)y;
@@ -312,18 +346,10 @@ int main(int argc, char **argv)
             gcommi_pq_t hq = {cring, &tail_host, consumed, DEPTH, 0};
             gcommi_pq_init(&hq, 0);
             if (mode == M_CMDLL || mode == M_CMDLLF) memset(cring, 0, DEPTH * sizeof(cmdll_t));
-            hop_args_t a;
-            memset(&a, 0, sizeof(a));
+            hop_args_t a = hop_args_make(mode, rounds, svc_lanes, sring, ctl, dmem);
             a.q = hq;
             a.q.tail = tail_dev;
             a.flag = flag;
-            a.ring = sring;
-            a.ctl = ctl;
-            a.lane = dmem;
-            a.dst = dmem + 8;
-            a.rounds = rounds;
-            a.mode = mode;
-            a.svc_lanes = svc_lanes;
             a.batch_ns = batch_ns;
             a.errs = errs;
             CK(cudaDeviceSynchronize());
@@ -347,26 +373,11 @@ int main(int argc, char **argv)
                 }
                 const uint32_t pos = next++;
                 if (c.id != pos + 1 && mode != M_NOFENCE) cmd_bad++; /* nofence may read it stale */
-                const uint64_t id = pos + 1, d = payload_of(launch, (uint32_t)id);
-                twostep_rec_t *t = (twostep_rec_t *)sring + (pos & (GCOMMI_SVC_DEPTH - 1));
-                switch (mode) {
-                case M_FLAG:
-                case M_NOFENCE:
-                case M_CMDLL:
-                case M_CMDLLF: __atomic_store_n(flag, id, __ATOMIC_RELEASE); break;
-                case M_TWOSTEP:
-                    t->dst = 0;
-                    t->at = (uint64_t)(uintptr_t)a.lane;
-                    t->entry = id;
-                    t->bytes = 0;
-                    __atomic_store_n(&t->seq, pos + 1, __ATOMIC_RELEASE);
-                    break;
-                default:
-                    gcommi_svc_rec_write((gcommi_svc_rec_t *)sring + (pos & (GCOMMI_SVC_DEPTH - 1)),
-                                         pos, (uint64_t)(uintptr_t)a.dst,
-                                         (uint64_t)(uintptr_t)a.lane, id, &d,
-                                         mode == M_LL8 ? 8 : 0);
-                }
+                const uint64_t id = pos + 1;
+                if (mode == M_FLAG || mode == M_NOFENCE || mode == M_CMDLL || mode == M_CMDLLF)
+                    __atomic_store_n(flag, id, __ATOMIC_RELEASE);
+                else
+                    post_record(&a, pos, id, payload_of(launch, (uint32_t)id));
                 if (gcommi_pq_credit_due(next, returned, DEPTH, 0)) {
                     gcommi_pq_return_credit(&hq, next);
                     returned = next;
@@ -396,15 +407,7 @@ int main(int argc, char **argv)
             memset(sring, 0, ring_bytes);
             memset(ctl, 0, sizeof(*ctl));
             CK(cudaMemset(dmem, 0, 256));
-            hop_args_t a;
-            memset(&a, 0, sizeof(a));
-            a.ring = sring;
-            a.ctl = ctl;
-            a.lane = dmem;
-            a.dst = dmem + 8;
-            a.rounds = nstream;
-            a.mode = mode;
-            a.svc_lanes = svc_lanes;
+            const hop_args_t a = hop_args_make(mode, nstream, svc_lanes, sring, ctl, dmem);
             CK(cudaDeviceSynchronize());
             k_stream<<<2, 64>>>(a);
             CK(cudaGetLastError());
@@ -413,20 +416,7 @@ int main(int argc, char **argv)
             for (; pos < nstream && bench_now() < deadline; pos++) {
                 while (pos - __atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) >= GCOMMI_SVC_DEPTH) {
                 }
-                const uint64_t d = payload_of(0, pos);
-                if (mode == M_TWOSTEP) {
-                    twostep_rec_t *t = (twostep_rec_t *)sring + (pos & (GCOMMI_SVC_DEPTH - 1));
-                    t->dst = 0;
-                    t->at = (uint64_t)(uintptr_t)a.lane;
-                    t->entry = pos + 1;
-                    t->bytes = 0;
-                    __atomic_store_n(&t->seq, pos + 1, __ATOMIC_RELEASE);
-                } else {
-                    gcommi_svc_rec_write((gcommi_svc_rec_t *)sring + (pos & (GCOMMI_SVC_DEPTH - 1)),
-                                         pos, (uint64_t)(uintptr_t)a.dst,
-                                         (uint64_t)(uintptr_t)a.lane, pos + 1, &d,
-                                         mode == M_LL8 ? 8 : 0);
-                }
+                post_record(&a, pos, pos + 1, payload_of(0, pos));
             }
             while (__atomic_load_n(&ctl->done, __ATOMIC_ACQUIRE) != pos && bench_now() < deadline) {
             }

@@ -206,19 +206,20 @@ static void copy_stream_pack(char *dst, const char *src, size_t n)
  * that Xeon it streamed to 91-93% of memcpy, and reached 80-87% without. */
 static size_t stream_min(int pack)
 {
-    static size_t cached = 0;
-    const size_t set = gcommi_config()->pack_stream_min;
-    if (set) return set;
-    if (!pack) return GCOMMI_STREAM_MIN_FLOOR;
-    size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    static size_t cached[2]; /* unpack, pack; 0 until first asked */
+    size_t v = __atomic_load_n(&cached[pack != 0], __ATOMIC_RELAXED);
     if (v) return v;
-    long llc = 0;
+    v = gcommi_config()->pack_stream_min;
+    if (v == 0 && !pack) v = GCOMMI_STREAM_MIN_FLOOR;
+    if (v == 0) {
+        long llc = 0;
 #ifdef _SC_LEVEL3_CACHE_SIZE
-    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-    v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
-                                                             : GCOMMI_STREAM_MIN_FLOOR;
-    __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+        v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
+                                                                 : GCOMMI_STREAM_MIN_FLOOR;
+    }
+    __atomic_store_n(&cached[pack != 0], v, __ATOMIC_RELAXED);
     return v;
 }
 

@@ -37,6 +37,7 @@
 
 #include "gcomm/detail/atomic.h"
 #include "gcomm/detail/hd.h"
+#include "gcomm/detail/rank_prims.h"
 
 #define GCOMMI_SVC_DATA 32    /* payload bytes a record carries */
 #define GCOMMI_SVC_DEPTH 1024 /* records per ring (a power of two) */
@@ -138,7 +139,7 @@ static __device__ __forceinline__ void gcommi_svc_loop(gcommi_svc_rec_t *ring, u
                                                        gcommi_svc_ctl_t *ctl, int nlanes)
 {
     __shared__ uint64_t x[GCOMMI_SVC_WORDS];
-    const int lane = (int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+    const int lane = gcommi_tid();
     const unsigned mask = nlanes >= 32 ? 0xffffffffu : (1u << nlanes) - 1u;
     uint32_t pos = 0, idle = 0;
     for (;;) {
