@@ -43,10 +43,14 @@
  * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio with
  * ratio given on the "both" row only (empty on the others).
  *
- * --bounded runs the same body compiled with __launch_bounds__(128, 8): at most 64 registers, so
- * that 8 ranks of 128 threads fit on an SM (the unbounded kernel: 96 registers, 5 ranks).
+ * Registers bound how many ranks fit on an SM (overlap_kernel.cuh has the kernel): --lean runs
+ * the kernel compiled with the device API's block copy keeping one 16-byte load per thread in
+ * flight instead of eight (GCOMM_COPY_INFLIGHT=1: 64 registers instead of 96, 8 ranks of 128
+ * threads per SM instead of 5, no spills); --bounded [N] compiles it with __launch_bounds__(128,
+ * N), N = 8 (default), 12 or 16: at most 64, 40 or 32 registers, the rest spilled.
  *
- * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N] [--bounded]
+ * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N] [--lean]
+ *                      [--bounded [N]]
  *                      [--workload compute|memory|both] [--no-compute] [--no-exchange]
  *                      [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]
  *                      [--stagger-us X] [--quick] [--csv FILE]
@@ -62,174 +66,15 @@
 #include "bench_util.h"
 #include "gcomm/device.cuh"
 #include "gcomm/gcomm.h"
+#include "overlap_kernel.cuh"
 
 
-enum { WL_COMPUTE = 0, WL_MEMORY = 1 };
-enum { MODE_BOTH = 0, MODE_COMPUTE = 1, MODE_EXCHANGE = 2, NMODES = 3 };
 static const char *const wl_name[2] = {"compute", "memory"};
 static const char *const mode_name[NMODES] = {"both", "compute", "exchange"};
 
-/* Smallest Newton-Raphson count: from the largest start (4 x 1024, see k_overlap) to sqrt(x) >= 1
- * takes about 12 halvings and then a few quadratic steps, so 48 always converges to double
- * precision and the 1e-6 check is meaningful whatever the calibration picks. */
-#define NR_MIN 48
-#define NR_MAX (1 << 20)
-
-/* Everything the kernel needs besides the per-GPU pointers (passed by value, same on every GPU). */
-typedef struct {
-    int workload;       /* WL_COMPUTE or WL_MEMORY */
-    int do_compute;     /* 0: skip phase 1 (--no-compute) */
-    int do_exchange;    /* 0: skip phase 2 (--no-exchange) */
-    int iters;
-    int nr_iters;       /* Newton-Raphson iterations per element per iteration */
-    int nchunks;        /* chunks in a rank's memory region */
-    size_t region_words; /* 16-byte words of the memory workload per rank */
-    size_t chunk_words;  /* 16-byte words copied per rank per iteration */
-    size_t halo_bytes;
-    unsigned long long stagger_ns; /* rank r starts r / size of this later (--stagger-us) */
-} kparams_t;
-
-/* Per GPU, written by the GPU's first rank (times) and by every rank (errors). */
-typedef struct {
-    unsigned long long t0, t1; /* globaltimer after the opening and the closing barrier */
-    unsigned errors;           /* gcomm calls that failed, over all ranks of the GPU */
-} kclock_t;
-
-/* The halo word w that `rank` sends in iteration `it`: a hash, so that a halo from the wrong
- * sender, iteration or offset cannot match; never zero, so that a halo that never arrived (the
- * windows are zeroed before each launch) cannot either. */
-static __host__ __device__ inline uint32_t halo_word(int rank, int it, uint32_t w)
-{
-    uint32_t h = (uint32_t)rank * 0x9E3779B1u ^ (uint32_t)it * 0x85EBCA77u ^ w * 0xC2B2AE3Du;
-    h ^= h >> 15;
-    h *= 0x2C1B3C6Du;
-    h ^= h >> 12;
-    h *= 0x297A2D39u;
-    h ^= h >> 15;
-    return h ? h : 1u;
-}
-
-static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-/* The benchmark kernel. Per GPU: cin/cout hold ranks x blockDim doubles (compute workload),
- * msrc/mdst ranks x region_words 16-byte words (memory workload), halo ranks x 2 halo_bytes of
- * windows ([0, h) from the left neighbour, [h, 2h) from the right) followed by ranks x halo_bytes
- * of send buffers. */
-static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
-                          uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
-{
-    __shared__ gcomm_context_t ctx;
-    unsigned err = gcomm_init(param, &ctx) != GCOMM_SUCCESS;
-    int rank = 0, size = 1, lrank = 0, lsize = 1;
-    err += gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank) != GCOMM_SUCCESS;
-    err += gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size) != GCOMM_SUCCESS;
-    err += gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank) != GCOMM_SUCCESS;
-    err += gcomm_comm_size(&ctx, GCOMM_COMM_DEVICE, &lsize) != GCOMM_SUCCESS;
-
-    const size_t h = kp.halo_bytes;
-    char *recv = halo + (size_t)lrank * 2 * h;
-    uint32_t *send = (uint32_t *)(halo + (size_t)lsize * 2 * h + (size_t)lrank * h);
-    gcomm_win_t win = GCOMM_WIN_NULL;
-    err += gcomm_win_create(&ctx, GCOMM_COMM_WORLD, recv, 2 * h, &win) != GCOMM_SUCCESS;
-    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
-
-    const size_t e = (size_t)lrank * blockDim.x + threadIdx.x; /* this thread's sqrt element */
-    const double x = cin[e];
-    const uint4 *src = msrc + (size_t)lrank * kp.region_words;
-    uint4 *dst = mdst + (size_t)lrank * kp.region_words;
-    const size_t nt = blockDim.x, cw = kp.chunk_words;
-
-    /* every rank is running and has its window before the clock starts */
-    err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
-    if (lrank == 0 && threadIdx.x == 0) clk->t0 = globaltimer_ns();
-    /* --stagger-us: ranks start spread over one period in ring order, so that the ranks of one
-     * SM (far apart on the ring) are in different phases of the iteration; the phase gradient
-     * along the ring is small enough for every neighbour to keep up, and the schedule persists */
-    if (kp.stagger_ns) {
-        unsigned long long d = kp.stagger_ns * (unsigned long long)rank / (unsigned long long)size;
-        unsigned long long s0 = globaltimer_ns();
-        while (globaltimer_ns() - s0 < d) {
-        }
-        __syncthreads();
-    }
-
-    for (int it = 0; it < kp.iters; it++) {
-        if (kp.do_compute) {
-            if (kp.workload == WL_COMPUTE) {
-                /* The start depends on the iteration so that nothing in the loop is invariant
-                 * (the compiler cannot compute it once); every start converges to sqrt(x). */
-                double y = x * (double)(1 + (it & 3));
-                for (int k = 0; k < kp.nr_iters; k++) y = 0.5 * (y + x / y);
-                cout[e] = y;
-            } else {
-                /* Four 16-byte loads in flight per thread before the stores: the ranks of one
-                 * SM alone must keep enough bytes in flight to cover the DRAM latency. */
-                const uint4 *s = src + (size_t)(it % kp.nchunks) * cw;
-                uint4 *d = dst + (size_t)(it % kp.nchunks) * cw;
-                size_t i = threadIdx.x;
-                for (; i + 3 * nt < cw; i += 4 * nt) {
-                    uint4 a = s[i], b = s[i + nt], c = s[i + 2 * nt], f = s[i + 3 * nt];
-                    d[i] = a;
-                    d[i + nt] = b;
-                    d[i + 2 * nt] = c;
-                    d[i + 3 * nt] = f;
-                }
-                for (; i < cw; i += nt) d[i] = s[i];
-            }
-        }
-        if (kp.do_exchange) {
-            /* pack: the halo of this iteration (the put of the previous one has completed at the
-             * origin, so the buffer is free); put_notify begins with a block barrier, so these
-             * stores are in the buffer before it is copied */
-            for (uint32_t w = threadIdx.x; w < (uint32_t)(h / 4); w += (uint32_t)nt)
-                send[w] = halo_word(rank, it, w);
-            /* The tag is the iteration's parity: a neighbour can be at most one iteration ahead
-             * (it needs this rank's halo of the iteration before), so two notifications of this
-             * parity from any source are exactly this iteration's left and right halos. */
-            const int tag = it & 1;
-            int rc = gcomm_put_notify(&ctx, win, left, h, h, send, tag);   /* its right slot */
-            if (rc == GCOMM_SUCCESS) rc = gcomm_put_notify(&ctx, win, right, 0, h, send, tag);
-            if (rc == GCOMM_SUCCESS)
-                rc = gcomm_wait_notifications(&ctx, win, GCOMM_ANY_SOURCE, tag, 2);
-            /* after an error anywhere every wait fails and gcomm_launch reports the cause */
-            if (rc != GCOMM_SUCCESS) {
-                err++;
-                break;
-            }
-        }
-    }
-
-    /* the clock stops when the last rank has finished its last iteration */
-    err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
-    if (lrank == 0 && threadIdx.x == 0) clk->t1 = globaltimer_ns();
-    err += gcomm_win_free(&ctx, &win) != GCOMM_SUCCESS;
-    err += gcomm_finish(&ctx) != GCOMM_SUCCESS;
-    /* every thread of the block sees the same results (collective calls): count them once */
-    if (threadIdx.x == 0 && err) atomicAdd(&clk->errors, err);
-}
-
-__global__ void k_overlap(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
-                          uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
-{
-    overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);
-}
-
-/* --bounded: the same compiled for 8 ranks of up to 128 threads per SM (at most 64 registers a
- * thread, a few spilled): over-decomposition is what overlaps, and the unbounded kernel's
- * registers leave room for 5 such ranks per SM. */
-#define OVERLAP_BOUNDED_THREADS 128
-#define OVERLAP_BOUNDED_RANKS_PER_SM 8
-__global__ void __launch_bounds__(OVERLAP_BOUNDED_THREADS, OVERLAP_BOUNDED_RANKS_PER_SM)
-    k_overlap_bounded(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
-                      uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
-{
-    overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);
-}
+/* this compilation's kernels: the device API as configured by default (eight 16-byte loads in
+ * flight per thread in a block copy) */
+OVERLAP_KERNELS(deep)
 
 /* Random 16-byte words with no zero byte, for the memory workload's source (made on the GPU: it
  * is hundreds of MB per GPU). */
@@ -255,7 +100,7 @@ typedef struct {
     int blocks;      /* ranks per GPU */
     int ranks;       /* ranks of the job (all GPUs) */
     int threads;     /* per rank */
-    const void *kernel; /* k_overlap, or k_overlap_bounded (--bounded) */
+    const void *kernel; /* k_overlap_deep or _lean (--lean), or _boundedN (--bounded N) */
     int sms;         /* SMs of the smallest GPU */
     int iters, repeats;
     size_t halo_bytes;
@@ -632,7 +477,9 @@ static void usage(void)
             "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
             "  --threads       threads per rank, a multiple of 32 (default 128)\n"
             "  --ranks-per-sm  ranks per SM at most (default 4; fewer if fewer are resident)\n"
-            "  --bounded       the kernel compiled for 8 ranks of <= 128 threads per SM (64 registers)\n"
+            "  --lean          the kernel compiled with GCOMM_COPY_INFLIGHT=1 (64 registers, 8 ranks per SM)\n"
+            "  --bounded [N]   the kernel compiled for N = 8 (default), 12 or 16 ranks of <= 128 threads\n"
+            "                  per SM (at most 64, 40 or 32 registers)\n"
             "  --workload      compute, memory or both (default both)\n"
             "  --no-compute    skip the compute phase: measure exchange only\n"
             "  --no-exchange   skip the exchange phase: measure compute only\n"
@@ -659,7 +506,7 @@ int main(int argc, char **argv)
     bench_t b;
     memset(&b, 0, sizeof(b));
     int quick = 0, iters = 0, repeats = 0, rps = 4, nr_fixed = 0, no_compute = 0, no_exchange = 0;
-    int bounded = 0;
+    int bounded = 0, lean = 0;
     int wl_mask = 3; /* bit 0 compute, bit 1 memory */
     size_t copy_fixed = 0, mem_bytes = 0;
     const char *csv = NULL;
@@ -673,12 +520,20 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--quick")) quick = 1;
         else if (!strcmp(a, "--no-compute")) no_compute = 1;
         else if (!strcmp(a, "--no-exchange")) no_exchange = 1;
+        else if (!strcmp(a, "--lean")) lean = 1;
+        else if (!strcmp(a, "--bounded")) {
+            /* an optional N: --bounded alone is --bounded 8 */
+            bounded = 8;
+            if (v && v[0] >= '0' && v[0] <= '9') {
+                bad = parse_int(v, 1, 64, &bounded) || overlap_kernel_deep(bounded) == NULL;
+                i++;
+            }
+        }
         else if (v == NULL) bad = 1;
         else if (!strcmp(a, "--iters")) bad = parse_int(v, 1, 1 << 30, &iters), i++;
         else if (!strcmp(a, "--repeats")) bad = parse_int(v, 5, 64, &repeats), i++;
         else if (!strcmp(a, "--threads")) bad = parse_int(v, 32, 1024, &b.threads), i++;
         else if (!strcmp(a, "--ranks-per-sm")) bad = parse_int(v, 1, 64, &rps), i++;
-        else if (!strcmp(a, "--bounded")) bounded = 1;
         else if (!strcmp(a, "--nr-iters")) bad = parse_int(v, NR_MIN, NR_MAX, &nr_fixed), i++;
         else if (!strcmp(a, "--halo-bytes")) bad = bench_parse_size(v, &b.halo_bytes), i++;
         else if (!strcmp(a, "--copy-bytes")) bad = bench_parse_size(v, &copy_fixed), i++;
@@ -717,8 +572,8 @@ int main(int argc, char **argv)
     b.mem_bytes = mem_bytes ? mem_bytes : quick ? (256u << 20) : (512u << 20);
     int enabled[NMODES];
     enabled[MODE_BOTH] = !no_compute && !no_exchange;
-    enabled[MODE_COMPUTE] = !no_exchange;
-    enabled[MODE_EXCHANGE] = !no_compute;
+    enabled[MODE_COMPUTE] = !no_compute;   /* compute only: needs the compute phase */
+    enabled[MODE_EXCHANGE] = !no_exchange; /* exchange only: needs the exchange phase */
 
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -742,7 +597,7 @@ int main(int argc, char **argv)
                 OVERLAP_BOUNDED_THREADS);
         return 2;
     }
-    const void *kernel = bounded ? gcomm_kernel(k_overlap_bounded) : gcomm_kernel(k_overlap);
+    const void *kernel = lean ? overlap_kernel_lean(bounded) : overlap_kernel_deep(bounded);
     if (kernel == NULL) {
         fprintf(stderr, "bench_overlap: the CUDA runtime does not know the kernel\n");
         return 1;
@@ -816,8 +671,11 @@ int main(int argc, char **argv)
                (double)b.blocks / b.sms, b.threads, b.ranks, b.halo_bytes, b.iters, b.repeats);
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, b.kernel));
-        printf("bench_overlap: kernel %s: %d registers, %zu bytes of local memory per thread\n",
-               bounded ? "bounded (__launch_bounds__(128, 8))" : "unbounded", fa.numRegs,
+        printf("bench_overlap: kernel %s", lean ? "lean (GCOMM_COPY_INFLIGHT=1)" : "default");
+        if (bounded)
+            printf(", bounded (__launch_bounds__(%d, %d))", OVERLAP_BOUNDED_THREADS, bounded);
+        printf(": ");
+        printf("%d registers, %zu bytes of local memory per thread\n", fa.numRegs,
                (size_t)fa.localSizeBytes);
         if (b.blocks < 2 * b.sms)
             printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");

@@ -131,17 +131,7 @@ __global__ void k_copy(const uint4 *src, uint4 *dst, size_t words_per_block, int
 __global__ void k_copy_plain(const uint4 *src, uint4 *dst, size_t words, int iters)
 {
     size_t nt = (size_t)gridDim.x * blockDim.x, t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (int it = 0; it < iters; it++) {
-        size_t i = t;
-        for (; i + 3 * nt < words; i += 4 * nt) {
-            uint4 a = src[i], b = src[i + nt], c = src[i + 2 * nt], e = src[i + 3 * nt];
-            dst[i] = a;
-            dst[i + nt] = b;
-            dst[i + 2 * nt] = c;
-            dst[i + 3 * nt] = e;
-        }
-        for (; i < words; i += nt) dst[i] = src[i];
-    }
+    for (int it = 0; it < iters; it++) bench_copy_words(src, dst, t, words, nt);
 }
 
 /* The floor of a one-way notification: thread 0 of one block stores a flag with release

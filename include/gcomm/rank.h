@@ -93,11 +93,11 @@ typedef struct {
     uint32_t lane_next[GCOMMI_MAX_GPUS];      /* entries consumed per lane */
     uint32_t lane_returned[GCOMMI_MAX_GPUS];  /* ... and returned as credit */
     uint32_t npending, pending_head;          /* held notifications: a ring (notif.h) */
-    /* the last window entries resolved: (window, target) -> address and size; a window's entries
-     * do not change while it lives */
-    int32_t rcache_win[2], rcache_target[2];
-    char *rcache_addr[2];
-    uint64_t rcache_size[2];
+    /* the last window entries resolved: (window, target) -> address and size, entry target %
+     * GCOMMI_RCACHE; a window's entries do not change while it lives */
+    int32_t rcache_win[GCOMMI_RCACHE], rcache_target[GCOMMI_RCACHE];
+    char *rcache_addr[GCOMMI_RCACHE];
+    uint64_t rcache_size[GCOMMI_RCACHE];
     /* the credit last loaded for one target (consumed count of its lane from this GPU) */
     int32_t credit_target;
     uint32_t credit_seen;

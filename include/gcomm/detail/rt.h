@@ -29,6 +29,7 @@
 #define GCOMMI_MAX_REGIONS 64  /* gcomm_malloc'd or registered allocations per GPU */
 #define GCOMMI_MAX_WINS 32     /* windows alive at once, per communicator */
 #define GCOMMI_NCOMMS 2        /* GCOMM_COMM_WORLD, GCOMM_COMM_DEVICE */
+#define GCOMMI_RCACHE 4        /* window entries a rank keeps resolved (a power of two) */
 
 /* One notification as matching sees it (the lanes carry it packed in 64 bits, notif.h). */
 typedef struct {
