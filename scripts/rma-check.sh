@@ -6,7 +6,8 @@
 # [--sanitize] [--apps]: --sanitize runs only compute-sanitizer memcheck and racecheck on every
 # device-test kernel on small grids (test_rma_device small); --apps runs only the mini-app and
 # overlap sweeps (horizontal diffusion gcomm vs its MPI-CUDA twin over domain sizes, the overlap
-# benchmark over halo sizes) into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv.
+# benchmark over halo sizes, then with the lean kernel at 8 ranks of 128 threads and 16 of 64 per SM)
+# into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv.
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
@@ -57,6 +58,13 @@ if [ $apps = 1 ]; then
         step "overlap_$h" 240 "$b/bench/bench_overlap" --halo-bytes $h --csv "$logs/overlap_$h.csv"
         grep -E "ratio both/max" "$logs/overlap_$h.log"
     done
+    # over-decomposed without spills (GCOMM_COPY_INFLIGHT=1: 8 ranks of 128 threads or 16 of 64
+    # per SM; docs/BENCHMARKS.md, "Registers without spills")
+    step overlap_lean_128x8 240 "$b/bench/bench_overlap" --lean --ranks-per-sm 8 \
+        --csv "$logs/overlap_lean_128x8.csv"
+    step overlap_lean_64x16 240 "$b/bench/bench_overlap" --lean --threads 64 --ranks-per-sm 16 \
+        --csv "$logs/overlap_lean_64x16.csv"
+    grep -E "ratio both/max" "$logs"/overlap_lean_*.log
     printf '%s\n' "${results[@]}"
     exit 0
 fi
