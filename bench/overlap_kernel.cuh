@@ -65,8 +65,9 @@ static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
  * msrc/mdst ranks x region_words 16-byte words (memory workload), halo ranks x 2 halo_bytes of
  * windows ([0, h) from the left neighbour, [h, 2h) from the right) followed by ranks x halo_bytes
  * of send buffers. */
-static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const double *cin, double *cout, const uint4 *msrc,
-                          uint4 *mdst, char *halo, kparams_t kp, kclock_t *clk)
+static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const double *cin,
+                                                    double *cout, const uint4 *msrc, uint4 *mdst,
+                                                    char *halo, kparams_t kp, kclock_t *clk)
 {
     __shared__ gcomm_context_t ctx;
     unsigned err = gcomm_init(param, &ctx) != GCOMM_SUCCESS;

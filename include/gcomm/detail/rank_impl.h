@@ -163,12 +163,13 @@ GCOMM_HD_INLINE int gcommi_poll_check(gcomm_context_t *ctx, uint64_t start, int 
 /* 16-byte loads each thread of a rank keeps in flight in a block copy (a put or get): 8 by
  * default, so that one block alone covers the latency of DRAM or a peer link. Their registers
  * (four per load) are part of every kernel that calls a put or get, and registers bound how many
- * ranks fit on an SM: a kernel that over-decomposes (many ranks per SM, bench_overlap --bounded)
- * may define it smaller (1, 2 or 4) before including a gcomm header. */
+ * ranks fit on an SM: a kernel that over-decomposes (many ranks per SM) and moves small messages
+ * may define it smaller (1, 2 or 4) before including a gcomm header (bench_overlap --lean: 1,
+ * 64 registers instead of 96; docs/GUIDE.md). */
 #ifndef GCOMM_COPY_INFLIGHT
 #define GCOMM_COPY_INFLIGHT 8
 #endif
-#if GCOMM_COPY_INFLIGHT != 1 && GCOMM_COPY_INFLIGHT != 2 && GCOMM_COPY_INFLIGHT != 4 &&             \
+#if GCOMM_COPY_INFLIGHT != 1 && GCOMM_COPY_INFLIGHT != 2 && GCOMM_COPY_INFLIGHT != 4 &&          \
     GCOMM_COPY_INFLIGHT != 8
 #error "GCOMM_COPY_INFLIGHT must be 1, 2, 4 or 8"
 #endif
@@ -193,7 +194,8 @@ GCOMM_HD_INLINE void gcommi_block_copy_bulk(char *d, const char *s, size_t bytes
      * one block alone has to keep enough bytes in flight to cover the latency of DRAM or a
      * peer link */
     size_t i = tid;
-    for (; i + (GCOMM_COPY_INFLIGHT - 1) * (size_t)nt < nvec; i += GCOMM_COPY_INFLIGHT * (size_t)nt) {
+    const size_t step = GCOMM_COPY_INFLIGHT * (size_t)nt;
+    for (; i + step - nt < nvec; i += step) {
         uint4 v[GCOMM_COPY_INFLIGHT];
 GCOMMI_UNROLL
         for (int k = 0; k < GCOMM_COPY_INFLIGHT; k++) v[k] = vs[i + k * (size_t)nt];
@@ -715,8 +717,8 @@ GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int ta
 {
     /* A hit in the block's cache saves a chain of global loads (which miss the L1 after any
      * acquire) and a block barrier. Entry target % GCOMMI_RCACHE: a ring's left and right
-     * neighbours (two apart) keep an entry each. With one entry per parity of the target they evicted each other on every put,
-     * and each put paid the window-table lookup, a chain of global loads and a block barrier
+     * neighbours (two apart) keep an entry each. With one entry per parity of the target they
+     * evicted each other on every put, and each put paid the window-table lookup
      * (bench_overlap, exchange only: 6.77 -> 6.30 us per iteration). Direct-mapped: a hit costs
      * two compares, on the latency path of every put. */
     const int c = target & (GCOMMI_RCACHE - 1);
