@@ -674,8 +674,7 @@ int main(int argc, char **argv)
         printf("bench_overlap: kernel %s", lean ? "lean (GCOMM_COPY_INFLIGHT=1)" : "default");
         if (bounded)
             printf(", bounded (__launch_bounds__(%d, %d))", OVERLAP_BOUNDED_THREADS, bounded);
-        printf(": ");
-        printf("%d registers, %zu bytes of local memory per thread\n", fa.numRegs,
+        printf(": %d registers, %zu bytes of local memory per thread\n", fa.numRegs,
                (size_t)fa.localSizeBytes);
         if (b.blocks < 2 * b.sms)
             printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");

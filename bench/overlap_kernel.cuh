@@ -154,7 +154,8 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
  * ranks of up to 128 threads per SM (at most 64 / 40 / 32 registers a thread for N = 8 / 12 /
  * 16, the rest spilled): over-decomposition is what overlaps, and registers bound it. */
 #define OVERLAP_BOUNDED_THREADS 128
-#define OVERLAP_BOUNDS(X) X(8) X(12) X(16)
+/* M(V, N) for every bound N, kernels of compilation V */
+#define OVERLAP_BOUNDS(M, V) M(V, 8) M(V, 12) M(V, 16)
 
 #define OVERLAP_KERNEL_BOUNDED(V, N)                                                             \
     __global__ void __launch_bounds__(OVERLAP_BOUNDED_THREADS, N)                                \
@@ -176,14 +177,12 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
     {                                                                                            \
         overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);                               \
     }                                                                                            \
-    OVERLAP_BOUNDS_##V(OVERLAP_KERNEL_BOUNDED)                                                   \
+    OVERLAP_BOUNDS(OVERLAP_KERNEL_BOUNDED, V)                                                    \
     const void *overlap_kernel_##V(int bound)                                                    \
     {                                                                                            \
         if (bound == 0) return gcomm_kernel(k_overlap_##V);                                      \
-        OVERLAP_BOUNDS_##V(OVERLAP_PICK_BOUNDED) return NULL;                                    \
+        OVERLAP_BOUNDS(OVERLAP_PICK_BOUNDED, V) return NULL;                                     \
     }
-#define OVERLAP_BOUNDS_deep(M) M(deep, 8) M(deep, 12) M(deep, 16)
-#define OVERLAP_BOUNDS_lean(M) M(lean, 8) M(lean, 12) M(lean, 16)
 
 const void *overlap_kernel_deep(int bound); /* bench_overlap.cu */
 const void *overlap_kernel_lean(int bound); /* bench_overlap_lean.cu */

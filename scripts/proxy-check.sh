@@ -8,7 +8,8 @@
 # test and the same-GPU latency (unchanged paths), the horizontal diffusion mini-app and the
 # overlap benchmark with one process per GPU through the proxy (when both processes' kernels can
 # run at once: two GPUs or MPS), and bench_proxy (the proxy path's latency and 16 MiB bandwidth
-# against its stages), and bench_svc_hop (the service block's hop alone, before MPS starts). With one GPU the two processes share it: without MPS the GPU time-slices
+# against its stages), and bench_svc_hop (the service block's hop alone, before MPS starts).
+# With one GPU the two processes share it: without MPS the GPU time-slices
 # between their kernels (correctness only); with --mps an MPS control daemon (started
 # here, stopped at the end; no GPU setting changes) lets both run at once, for timings.
 # Logs go to $OUT (or $GPU_DIR/logs); a short table comes last.

@@ -6,8 +6,8 @@
 # [--sanitize] [--apps]: --sanitize runs only compute-sanitizer memcheck and racecheck on every
 # device-test kernel on small grids (test_rma_device small); --apps runs only the mini-app and
 # overlap sweeps (horizontal diffusion gcomm vs its MPI-CUDA twin over domain sizes, the overlap
-# benchmark over halo sizes, then with the lean kernel at 8 ranks of 128 threads and 16 of 64 per SM)
-# into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv.
+# benchmark over halo sizes, then with the lean kernel at 8 ranks of 128 threads and 16 of 64
+# per SM) into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv.
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
