@@ -18,30 +18,44 @@
  *      the GPUs' first and last ranks), then waits for its two notifications.
  * Runtime flags (kernel parameters, not template or compile-time switches, so that the code is
  * the same in every mode, as in the paper) skip either phase: mode "both" runs both, "compute"
- * only phase 1 (--no-exchange), "exchange" only phase 2 (--no-compute).
+ * only phase 1 (--no-exchange), "exchange" only phase 2 (--no-compute). With both phases on, two
+ * more modes run the phases with one rank per SM ("compute_alone", "exchange_alone": the first
+ * rank of each SM on a ring of its own; each rank records its %smid, and where two shared one
+ * SM, e.g. under MPS, no bound is given): what a rank's phase takes when no rank of its SM
+ * competes with it.
  *
  * Unless --nr-iters / --copy-bytes fix it, the amount of computation per iteration is calibrated
- * so that compute only takes about as long as exchange only: that is where overlap matters most
- * (the paper's figures sweep it; where one phase dominates, the ratio below tends to 1 anyway).
+ * so that compute only takes about as long as exchange only: that is where overlap matters most.
+ * --sweep runs one point per factor of that amount (default 0.25 .. 4), as the paper's Figs. 7
+ * and 8 sweep it.
  *
  * Timing: in-kernel, %globaltimer read by each GPU's first rank after a gcomm_barrier(WORLD)
  * before the iteration loop and after one behind it (launch, setup and window creation are
  * excluded); the longest GPU's interval / iterations. Median over --repeats launches after a
  * warm-up launch; the three modes are timed in interleaved rounds (rotating order) so that a
- * disturbance hits all alike. Reported per workload: ratio = both / max(compute, exchange)
- * (1.0: perfect overlap; (c + x) / max(c, x): none). Issue targets: memory <= 1.10,
- * compute <= 1.25; a miss is printed but does not change the exit code (--quick runs are too
- * short to judge performance).
+ * disturbance hits all alike. Reported per point: ratio = both / max(compute, exchange)
+ * (1.0: perfect overlap; (c + x) / max(c, x): none), and its dependency bound
+ * max(1, (compute alone + exchange alone) / max(compute, exchange)): a rank's iteration k + 1
+ * needs its neighbours' halos of iteration k, so along the ring each iteration holds one rank's
+ * compute phase followed by one exchange, and neither is shorter than alone on its SM. Issue
+ * targets: memory <= 1.10, compute <= 1.25; a miss is printed but does not change the exit code
+ * (--quick runs are too short to judge performance).
  *
  * Verification, after the timed launches of each mode (all outputs are zeroed before every
  * launch, so a stale result cannot pass): the halos a sample of ranks received in the last
  * iteration equal the deterministic pattern their neighbours sent (a function of the sender's
- * rank and the iteration, never zero); the sqrt results of the sampled ranks are within 1e-6
- * relative of sqrt(x); the memory workload's last copied chunk equals its (random, never zero)
- * source. Any device-side gcomm error also fails the run.
+ * rank and the iteration, never zero); the sqrt results of the sampled ranks equal the host's
+ * nr_sqrt bit for bit (and are within 1e-6 relative of sqrt(x) once the step count converges);
+ * the memory workload's last copied chunk equals its (random, never zero) source. Any
+ * device-side gcomm error also fails the run.
  *
- * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio with
- * ratio given on the "both" row only (empty on the others).
+ * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,amount,median_us_per_iter,
+ * ratio,bound,phase_us,spread_us; amount is the point's Newton-Raphson steps or bytes copied per
+ * rank and iteration; the last four on the "both" row only (empty on the others): phase_us and
+ * spread_us from the traced iterations of its last launch (OVERLAP_TRACE_ITERS iterations from
+ * the middle: how long a rank's compute phase took inside the overlapped schedule, and over how
+ * many us the ranks of the first GPU started an iteration; a barrier ends the compute phase of
+ * those iterations so that its end is the last warp's).
  *
  * Registers bound how many ranks fit on an SM (overlap_kernel.cuh has the kernel): --lean runs
  * the kernel compiled with the device API's block copy keeping one 16-byte load per thread in
@@ -53,7 +67,7 @@
  *                      [--bounded [N]]
  *                      [--workload compute|memory|both] [--no-compute] [--no-exchange]
  *                      [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]
- *                      [--stagger-us X] [--quick] [--csv FILE]
+ *                      [--sweep [F,F,...]] [--stagger-us X] [--quick] [--csv FILE]
  * Exit: 0 verified, 1 wrong result or error, 2 bad option, 77 no GPU. */
 #include <math.h>
 #include <stdint.h>
@@ -70,7 +84,13 @@
 
 
 static const char *const wl_name[2] = {"compute", "memory"};
-static const char *const mode_name[NMODES] = {"both", "compute", "exchange"};
+
+/* --sweep without a list: from a quarter of the calibrated computation (exchange-dominated) to
+ * four times it (compute-dominated), as the paper's Figs. 7 and 8 sweep it */
+#define OVERLAP_MAX_POINTS 32
+static const double default_sweep[] = {0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0};
+static const char *const mode_name[NMODES] = {"both", "compute", "exchange", "compute_alone",
+                                               "exchange_alone"};
 
 /* this compilation's kernels: the device API as configured by default (eight 16-byte loads in
  * flight per thread in a block copy) */
@@ -110,11 +130,30 @@ typedef struct {
     uint4 *msrc[GCOMM_MAX_GPUS], *mdst[GCOMM_MAX_GPUS];
     char *halo[GCOMM_MAX_GPUS];
     kclock_t *clk[GCOMM_MAX_GPUS];
+    unsigned long long *trace[GCOMM_MAX_GPUS]; /* blocks x OVERLAP_TRACE_ITERS x 2 */
     double *hin[GCOMM_MAX_GPUS]; /* host copy of cin */
     FILE *csv;
     int failed; /* a verification failed */
     unsigned long long stagger_ns;
 } bench_t;
+
+/* The same bench with one rank per SM (the "alone" modes): the first `sms` ranks of each GPU,
+ * on a ring of their own. */
+static bench_t alone_view(const bench_t *b)
+{
+    bench_t a = *b;
+    a.blocks = b->sms < b->blocks ? b->sms : b->blocks;
+    a.ranks = a.blocks * b->job->ngpus;
+    /* the memory workload cycles through as many bytes as with every rank (from DRAM, not L2) */
+    const size_t t = (size_t)b->threads;
+    a.region_words = b->region_words * (size_t)b->blocks / (size_t)a.blocks / t * t;
+    return a;
+}
+
+static int mode_alone(int m)
+{
+    return m == MODE_COMPUTE_ALONE || m == MODE_EXCHANGE_ALONE;
+}
 
 static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_iters,
                              size_t chunk_words)
@@ -122,8 +161,8 @@ static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_it
     kparams_t kp;
     memset(&kp, 0, sizeof(kp));
     kp.workload = workload;
-    kp.do_compute = mode != MODE_EXCHANGE;
-    kp.do_exchange = mode != MODE_COMPUTE;
+    kp.do_compute = mode != MODE_EXCHANGE && mode != MODE_EXCHANGE_ALONE;
+    kp.do_exchange = mode != MODE_COMPUTE && mode != MODE_COMPUTE_ALONE;
     kp.iters = b->iters;
     kp.nr_iters = nr_iters;
     kp.region_words = b->region_words;
@@ -131,6 +170,8 @@ static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_it
     kp.nchunks = (int)(b->region_words / chunk_words);
     kp.halo_bytes = b->halo_bytes;
     kp.stagger_ns = b->stagger_ns;
+    /* a few iterations from the middle of the launch, past the start's transient */
+    kp.trace_from = b->iters > 2 * OVERLAP_TRACE_ITERS ? b->iters / 2 : -1;
     return kp;
 }
 
@@ -154,11 +195,12 @@ static void poison(const bench_t *b, int workload)
     }
 }
 
-/* One launch; returns microseconds per iteration (the longest GPU's in-kernel interval) and adds
- * the ranks' failed gcomm calls to *errors. */
-static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *errors)
+/* One launch; returns microseconds per iteration (the longest GPU's in-kernel interval), adds
+ * the ranks' failed gcomm calls to *errors and, with per_sm, stores the most ranks that ran on
+ * one SM. */
+static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *errors, int *per_sm)
 {
-    void *argv[GCOMM_MAX_GPUS][8];
+    void *argv[GCOMM_MAX_GPUS][9];
     gcomm_launch_t l;
     memset(&l, 0, sizeof(l));
     l.kernel = b->kernel;
@@ -171,7 +213,9 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
     uint4 *msrc[GCOMM_MAX_GPUS], *mdst[GCOMM_MAX_GPUS];
     char *halo[GCOMM_MAX_GPUS];
     kclock_t *clk[GCOMM_MAX_GPUS];
+    unsigned long long *trace[GCOMM_MAX_GPUS];
     for (int g = 0; g < b->ngpus; g++) {
+        trace[g] = b->trace[g];
         cin[g] = b->cin[g];
         cout[g] = b->cout[g];
         msrc[g] = b->msrc[g];
@@ -186,11 +230,12 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
         argv[g][5] = &halo[g];
         argv[g][6] = &p;
         argv[g][7] = &clk[g];
+        argv[g][8] = &trace[g];
         l.args[g] = argv[g];
     }
     GK(gcomm_launch(&l));
     double worst = 0;
-    unsigned errs = 0;
+    unsigned errs = 0, most = 0;
     for (int g = 0; g < b->ngpus; g++) {
         kclock_t c;
         CK(cudaSetDevice(b->dev[g]));
@@ -198,9 +243,12 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
         errs += c.errors;
         double us = 1e-3 * (double)(c.t1 - c.t0);
         if (us > worst) worst = us;
+        for (int k = 0; k < OVERLAP_MAX_SM; k++)
+            if (c.sm_ranks[k] > most) most = c.sm_ranks[k];
     }
     /* the job's figures: the slowest GPU of any process, the errors of all of them */
     *errors += (unsigned)app_job_sum_long(b->job, errs);
+    if (per_sm) *per_sm = (int)app_job_max(b->job, (double)most);
     return app_job_max(b->job, worst) / (double)kp->iters;
 }
 
@@ -262,8 +310,9 @@ static int verify_halos(const bench_t *b)
     return job_ok(b, ok);
 }
 
-/* The sampled ranks' sqrt results, within 1e-6 relative. */
-static int verify_sqrt(const bench_t *b)
+/* The sampled ranks' sqrt results: the bits the host's nr_sqrt gives for the last iteration
+ * (and, with enough steps to converge, within 1e-6 relative of sqrt). */
+static int verify_sqrt(const bench_t *b, int nr)
 {
     int rs[6], n = sample_ranks(b, rs), ok = 1;
     double *got = (double *)malloc(sizeof(double) * (size_t)b->threads);
@@ -279,12 +328,13 @@ static int verify_sqrt(const bench_t *b)
         CK(cudaMemcpy(got, b->cout[g] + base, sizeof(double) * (size_t)b->threads,
                       cudaMemcpyDeviceToHost));
         for (int t = 0; t < b->threads && ok; t++) {
-            double want = sqrt(b->hin[g][base + (size_t)t]);
-            double rel = fabs(got[t] - want) / want;
-            if (!(rel <= 1e-6)) { /* NaN fails too */
-                fprintf(stderr, "bench_overlap: rank %d element %d: sqrt(%.17g) = %.17g, got "
-                                "%.17g\n",
-                        rs[k], t, b->hin[g][base + (size_t)t], want, got[t]);
+            const double x = b->hin[g][base + (size_t)t];
+            const double want = nr_sqrt(x, b->iters - 1, nr);
+            const double rel = fabs(got[t] - sqrt(x)) / sqrt(x);
+            if (got[t] != want || (nr >= NR_CONVERGED && !(rel <= 1e-6))) {
+                fprintf(stderr, "bench_overlap: rank %d element %d: %d Newton steps for "
+                                "sqrt(%.17g) give %.17g, got %.17g\n",
+                        rs[k], t, nr, x, want, got[t]);
                 ok = 0;
             }
         }
@@ -331,7 +381,7 @@ static double median_of(const bench_t *b, const kparams_t *kp, int repeats)
     unsigned errors = 0;
     if (repeats > 64) repeats = 64;
     for (int r = -1; r < repeats; r++) {
-        double us = launch_once(b, kp, &errors);
+        double us = launch_once(b, kp, &errors, NULL);
         if (r >= 0) v[r] = us;
     }
     if (errors) {
@@ -375,19 +425,169 @@ static void calibrate(const bench_t *b, int workload, double tx, int *nr_iters, 
     }
 }
 
-static void row(const bench_t *b, int workload, int mode, double us, double ratio)
+/* The amount of computation `factor` times the calibrated one (whole rows of the block for the
+ * copy, within the region). */
+static void scale_amount(const bench_t *b, int workload, double factor, int *nr_iters,
+                         size_t *chunk_words)
+{
+    if (workload == WL_COMPUTE) {
+        double n = (double)*nr_iters * factor + 0.5;
+        *nr_iters = n < NR_MIN ? NR_MIN : n > NR_MAX ? NR_MAX : (int)n;
+    } else {
+        const size_t t = (size_t)b->threads;
+        double w = (double)*chunk_words * factor;
+        size_t nw = (size_t)(w / (double)t + 0.5) * t;
+        if (nw < t) nw = t;
+        if (nw > b->region_words) nw = b->region_words / t * t;
+        *chunk_words = nw;
+    }
+}
+
+/* What the traced iterations of the last launch show, over the ranks of this process's first GPU:
+ * how long a rank's compute phase took inside the schedule (beside however many of its SM's ranks
+ * computed at the same time), the period, and how far apart the ranks started an iteration (a
+ * spread small against the period: the ranks run in lockstep). Returns 0 when nothing was traced. */
+typedef struct {
+    double phase_us, period_us, spread_us;
+} trace_stats_t;
+
+static int trace_stats(const bench_t *b, const kparams_t *kp, trace_stats_t *ts)
+{
+    if (kp->trace_from < 0 || b->ngpus == 0) return 0;
+    const size_t n = (size_t)b->blocks * OVERLAP_TRACE_ITERS * 2;
+    unsigned long long *t = (unsigned long long *)malloc(n * sizeof(*t));
+    if (t == NULL) {
+        fprintf(stderr, "bench_overlap: out of host memory\n");
+        exit(1);
+    }
+    CK(cudaSetDevice(b->dev[0]));
+    CK(cudaMemcpy(t, b->trace[0], n * sizeof(*t), cudaMemcpyDeviceToHost));
+    double phase = 0, period = 0, spread = 0;
+    for (int k = 0; k < OVERLAP_TRACE_ITERS; k++) {
+        unsigned long long lo = ~0ull, hi = 0;
+        for (int r = 0; r < b->blocks; r++) {
+            const unsigned long long *e = t + ((size_t)r * OVERLAP_TRACE_ITERS + k) * 2;
+            phase += (double)(e[1] - e[0]);
+            if (k + 1 < OVERLAP_TRACE_ITERS) period += (double)(e[2] - e[0]);
+            if (e[0] < lo) lo = e[0];
+            if (e[0] > hi) hi = e[0];
+        }
+        spread += (double)(hi - lo);
+    }
+    free(t);
+    ts->phase_us = 1e-3 * phase / ((double)b->blocks * OVERLAP_TRACE_ITERS);
+    ts->period_us = 1e-3 * period / ((double)b->blocks * (OVERLAP_TRACE_ITERS - 1));
+    ts->spread_us = 1e-3 * spread / OVERLAP_TRACE_ITERS;
+    return 1;
+}
+
+/* A CSV row; ratio, bound and the trace (ts) on the "both" row only. */
+static void row(const bench_t *b, int ranks, int workload, int mode, long amount, double us,
+                double ratio, double bound, const trace_stats_t *ts)
 {
     if (b->csv == NULL || !b->root) return;
-    fprintf(b->csv, "%s,%s,%d,%d,%zu,%d,%.3f,", wl_name[workload], mode_name[mode], b->ranks,
-            b->threads, b->halo_bytes, b->iters, us);
-    if (ratio > 0) fprintf(b->csv, "%.4f", ratio);
+    fprintf(b->csv, "%s,%s,%d,%d,%zu,%d,%ld,%.3f,", wl_name[workload], mode_name[mode], ranks,
+            b->threads, b->halo_bytes, b->iters, amount, us);
+    if (ratio > 0) fprintf(b->csv, "%.4f,%.4f,", ratio, bound);
+    else fprintf(b->csv, ",,");
+    if (ts) fprintf(b->csv, "%.3f,%.3f", ts->phase_us, ts->spread_us);
+    else fprintf(b->csv, ",");
     fprintf(b->csv, "\n");
 }
 
-/* One workload: calibrate (unless fixed), then the enabled modes in interleaved rounds, verify,
- * print. */
-static void bench_workload(bench_t *b, int workload, int enabled[NMODES], int nr_fixed,
-                           size_t copy_fixed)
+/* One point of a workload: the enabled modes in interleaved rounds, verified, printed. The ratio
+ * both / max(compute, exchange) comes with its dependency bound: a rank's halo for iteration k + 1
+ * waits for its neighbours' iteration k, so along the ring every iteration carries one rank's
+ * compute and one exchange, and neither can take less than it takes alone on its SM: the period
+ * is at least compute alone + exchange alone, whatever the runtime does (over-decomposition can
+ * only hide what the SM's other ranks would have added to them). */
+static void bench_point(bench_t *b, int workload, const int enabled[NMODES], int nr_iters,
+                        size_t chunk_words, double factor)
+{
+    const bench_t alone = alone_view(b);
+    double v[NMODES][64], med[NMODES] = {0, 0, 0, 0, 0};
+    int ok[NMODES] = {1, 1, 1, 1, 1}, per_sm[NMODES] = {0, 0, 0, 0, 0}, traced = 0;
+    trace_stats_t ts;
+    unsigned errors[NMODES] = {0, 0, 0, 0, 0};
+    for (int r = -1; r < b->repeats; r++) { /* round -1 is the warm-up */
+        for (int k = 0; k < NMODES; k++) {
+            int m = (k + r + 1) % NMODES; /* rotate the order: no mode always runs first */
+            if (!enabled[m]) continue;
+            const bench_t *bm = mode_alone(m) ? &alone : b;
+            kparams_t kp = make_params(bm, workload, m, nr_iters, chunk_words);
+            poison(bm, workload);
+            int most = 0;
+            double us = launch_once(bm, &kp, &errors[m], &most);
+            if (most > per_sm[m]) per_sm[m] = most;
+            if (r >= 0) v[m][r] = us;
+            if (r == b->repeats - 1) { /* after the timed launches, on the last one's output */
+                if (kp.do_exchange) ok[m] &= verify_halos(bm);
+                if (kp.do_compute)
+                    ok[m] &= workload == WL_COMPUTE ? verify_sqrt(bm, nr_iters)
+                                                    : verify_copy(bm, &kp);
+                if (m == MODE_BOTH) traced = trace_stats(bm, &kp, &ts);
+            }
+        }
+    }
+    for (int m = 0; m < NMODES; m++)
+        if (enabled[m]) med[m] = bench_median(v[m], (size_t)b->repeats);
+    double ratio = 0, bound = 0, mx = 0;
+    if (enabled[MODE_BOTH] && enabled[MODE_COMPUTE] && enabled[MODE_EXCHANGE]) {
+        mx = med[MODE_COMPUTE] > med[MODE_EXCHANGE] ? med[MODE_COMPUTE] : med[MODE_EXCHANGE];
+        ratio = mx > 0 ? med[MODE_BOTH] / mx : 0;
+        /* the bound needs the alone modes to have had their SMs to themselves (under MPS another
+         * process's ranks may share them, and then a process's own ranks may double up) */
+        if (enabled[MODE_COMPUTE_ALONE] && enabled[MODE_EXCHANGE_ALONE] && mx > 0 &&
+            per_sm[MODE_COMPUTE_ALONE] == 1 && per_sm[MODE_EXCHANGE_ALONE] == 1) {
+            double dep = med[MODE_COMPUTE_ALONE] + med[MODE_EXCHANGE_ALONE];
+            bound = (dep > mx ? dep : mx) / mx;
+        }
+    }
+    const long amount = workload == WL_COMPUTE ? (long)nr_iters : (long)(chunk_words * 16);
+    for (int m = 0; m < NMODES; m++) {
+        if (!enabled[m]) continue;
+        int good = ok[m] && errors[m] == 0;
+        if (!good) b->failed = 1;
+        if (mode_alone(m) && per_sm[m] != 1 && b->root)
+            printf("  note: %s ran up to %d ranks on one SM: no dependency bound\n", mode_name[m],
+                   per_sm[m]);
+        char param[32];
+        if (m == MODE_EXCHANGE || m == MODE_EXCHANGE_ALONE) snprintf(param, sizeof(param), "-");
+        else if (workload == WL_COMPUTE) snprintf(param, sizeof(param), "nr=%d", nr_iters);
+        else snprintf(param, sizeof(param), "copy=%zuB", chunk_words * 16);
+        char rs[16] = "", bs[16] = "";
+        if (m == MODE_BOTH && ratio > 0) snprintf(rs, sizeof(rs), "%.3f", ratio);
+        if (m == MODE_BOTH && bound > 0) snprintf(bs, sizeof(bs), "%.3f", bound);
+        const int ranks = mode_alone(m) ? alone.ranks : b->ranks;
+        if (b->root)
+            printf("%-8s %-14s %6d %7d %9zu %6d %-14s %12.3f %7s %7s  %s\n", wl_name[workload],
+                   mode_name[m], ranks, b->threads, b->halo_bytes, b->iters, param, med[m], rs,
+                   bs, good ? "yes" : "NO");
+        if (errors[m]) fprintf(stderr, "bench_overlap: %u failed gcomm calls\n", errors[m]);
+        row(b, ranks, workload, m, amount, med[m], m == MODE_BOTH ? ratio : 0, bound,
+            m == MODE_BOTH && traced ? &ts : NULL);
+    }
+    if (ratio > 0 && b->root) {
+        double target = workload == WL_MEMORY ? 1.10 : 1.25;
+        printf("  %s x%.2f: ratio both/max = %.3f (target <= %.2f: %s); no overlap at all would "
+               "be %.3f (sum/max)",
+               wl_name[workload], factor, ratio, target, ratio <= target ? "met" : "MISSED",
+               (med[MODE_COMPUTE] + med[MODE_EXCHANGE]) / mx);
+        if (bound > 0)
+            printf("; dependency bound %.3f (compute alone %.2f + exchange alone %.2f us)", bound,
+                   med[MODE_COMPUTE_ALONE], med[MODE_EXCHANGE_ALONE]);
+        printf("\n");
+        if (traced)
+            printf("  %s x%.2f, both, %d traced iterations: a rank computes %.2f us (compute "
+                   "only %.2f, alone %.2f), period %.2f us, iteration starts spread over %.2f us\n",
+                   wl_name[workload], factor, OVERLAP_TRACE_ITERS, ts.phase_us,
+                   med[MODE_COMPUTE], med[MODE_COMPUTE_ALONE], ts.period_us, ts.spread_us);
+    }
+}
+
+/* One workload: calibrate (unless fixed), then one point per factor of the calibrated amount. */
+static void bench_workload(bench_t *b, int workload, const int enabled[NMODES], int nr_fixed,
+                           size_t copy_fixed, const double *factors, int nfactors)
 {
     int nr_iters = nr_fixed ? nr_fixed : 64;
     size_t chunk_words = copy_fixed ? copy_fixed / 16 : (size_t)16384 / 16;
@@ -413,56 +613,11 @@ static void bench_workload(bench_t *b, int workload, int enabled[NMODES], int nr
         double tx = median_of(b, &kx, 3);
         calibrate(b, workload, tx, &nr_iters, &chunk_words);
     }
-
-    double v[NMODES][64], med[NMODES] = {0, 0, 0};
-    int ok[NMODES] = {1, 1, 1};
-    unsigned errors[NMODES] = {0, 0, 0};
-    for (int r = -1; r < b->repeats; r++) { /* round -1 is the warm-up */
-        for (int k = 0; k < NMODES; k++) {
-            int m = (k + r + 1) % NMODES; /* rotate the order: no mode always runs first */
-            if (!enabled[m]) continue;
-            kparams_t kp = make_params(b, workload, m, nr_iters, chunk_words);
-            poison(b, workload);
-            double us = launch_once(b, &kp, &errors[m]);
-            if (r >= 0) v[m][r] = us;
-            if (r == b->repeats - 1) { /* after the timed launches, on the last one's output */
-                if (kp.do_exchange) ok[m] &= verify_halos(b);
-                if (kp.do_compute)
-                    ok[m] &= workload == WL_COMPUTE ? verify_sqrt(b) : verify_copy(b, &kp);
-            }
-        }
-    }
-    double ratio = 0;
-    for (int m = 0; m < NMODES; m++)
-        if (enabled[m]) med[m] = bench_median(v[m], (size_t)b->repeats);
-    if (enabled[MODE_BOTH] && enabled[MODE_COMPUTE] && enabled[MODE_EXCHANGE]) {
-        double mx = med[MODE_COMPUTE] > med[MODE_EXCHANGE] ? med[MODE_COMPUTE] : med[MODE_EXCHANGE];
-        ratio = mx > 0 ? med[MODE_BOTH] / mx : 0;
-    }
-    for (int m = 0; m < NMODES; m++) {
-        if (!enabled[m]) continue;
-        int good = ok[m] && errors[m] == 0;
-        if (!good) b->failed = 1;
-        char param[32];
-        if (m == MODE_EXCHANGE) snprintf(param, sizeof(param), "-");
-        else if (workload == WL_COMPUTE) snprintf(param, sizeof(param), "nr=%d", nr_iters);
-        else snprintf(param, sizeof(param), "copy=%zuB", chunk_words * 16);
-        char rs[16] = "";
-        if (m == MODE_BOTH && ratio > 0) snprintf(rs, sizeof(rs), "%.3f", ratio);
-        if (b->root)
-            printf("%-8s %-9s %6d %7d %9zu %6d %-14s %12.3f %7s  %s\n", wl_name[workload],
-                   mode_name[m], b->ranks, b->threads, b->halo_bytes, b->iters, param, med[m], rs,
-                   good ? "yes" : "NO");
-        if (errors[m]) fprintf(stderr, "bench_overlap: %u failed gcomm calls\n", errors[m]);
-        row(b, workload, m, med[m], m == MODE_BOTH ? ratio : 0);
-    }
-    if (ratio > 0 && b->root) {
-        double target = workload == WL_MEMORY ? 1.10 : 1.25;
-        double mx = med[MODE_COMPUTE] > med[MODE_EXCHANGE] ? med[MODE_COMPUTE] : med[MODE_EXCHANGE];
-        printf("  %s: ratio both/max = %.3f (target <= %.2f: %s); no overlap at all would be "
-               "%.3f (sum/max)\n",
-               wl_name[workload], ratio, target, ratio <= target ? "met" : "MISSED",
-               (med[MODE_COMPUTE] + med[MODE_EXCHANGE]) / mx);
+    for (int i = 0; i < nfactors; i++) {
+        int nr = nr_iters;
+        size_t cw = chunk_words;
+        scale_amount(b, workload, factors[i], &nr, &cw);
+        bench_point(b, workload, enabled, nr, cw, factors[i]);
     }
 }
 
@@ -472,7 +627,7 @@ static void usage(void)
             "usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N]\n"
             "                     [--workload compute|memory|both] [--no-compute] [--no-exchange]\n"
             "                     [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]\n"
-            "                     [--stagger-us X] [--quick] [--csv FILE]\n"
+            "                     [--sweep [F,F,...]] [--stagger-us X] [--quick] [--csv FILE]\n"
             "  --iters         iterations per launch (default 1000; --quick 200)\n"
             "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
             "  --threads       threads per rank, a multiple of 32 (default 128)\n"
@@ -488,8 +643,26 @@ static void usage(void)
             "  --copy-bytes    bytes copied per rank per iteration (default: calibrated)\n"
             "  --mem-bytes     memory workload array per GPU, each of two (default 512M; --quick 256M)\n"
             "  --repeats       timed launches after a warm-up, median reported (5..64, default 7; --quick 5)\n"
+            "  --sweep         one point per factor of the calibrated computation (alone: 0.25 .. 4)\n"
             "  --stagger-us    rank r starts X * r / ranks us after the clock (default 0: together)\n"
-            "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio\n");
+            "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,amount,\n"
+            "                  median_us_per_iter,ratio,bound,phase_us,spread_us\n");
+}
+
+/* --sweep LIST: factors of the calibrated amount of computation, e.g. 0.5,1,2 */
+static int parse_factors(const char *s, double *out, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        double f = strtod(s, &end);
+        if (end == s || !(f > 0 && f <= 64) || *n == OVERLAP_MAX_POINTS) return -1;
+        out[(*n)++] = f;
+        if (*end == ',') end++;
+        else if (*end != '\0') return -1;
+        s = end;
+    }
+    return *n == 0 ? -1 : 0;
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -508,6 +681,9 @@ int main(int argc, char **argv)
     int quick = 0, iters = 0, repeats = 0, rps = 4, nr_fixed = 0, no_compute = 0, no_exchange = 0;
     int bounded = 0, lean = 0;
     int wl_mask = 3; /* bit 0 compute, bit 1 memory */
+    /* the amounts of computation, as factors of the calibrated one (--sweep) */
+    double factors[OVERLAP_MAX_POINTS] = {1.0};
+    int nfactors = 1;
     size_t copy_fixed = 0, mem_bytes = 0;
     const char *csv = NULL;
     /* 128 threads: the paper's "128 divisions per rank"; and the kernel needs about 120
@@ -527,6 +703,16 @@ int main(int argc, char **argv)
             if (v && v[0] >= '0' && v[0] <= '9') {
                 bad = parse_int(v, 1, 64, &bounded) || overlap_kernel_deep(bounded) == NULL;
                 i++;
+            }
+        }
+        else if (!strcmp(a, "--sweep")) {
+            /* an optional list: --sweep alone is the default sweep */
+            if (v && ((v[0] >= '0' && v[0] <= '9') || v[0] == '.')) {
+                bad = parse_factors(v, factors, &nfactors);
+                i++;
+            } else {
+                nfactors = (int)(sizeof(default_sweep) / sizeof(default_sweep[0]));
+                memcpy(factors, default_sweep, sizeof(default_sweep));
             }
         }
         else if (v == NULL) bad = 1;
@@ -574,6 +760,9 @@ int main(int argc, char **argv)
     enabled[MODE_BOTH] = !no_compute && !no_exchange;
     enabled[MODE_COMPUTE] = !no_compute;   /* compute only: needs the compute phase */
     enabled[MODE_EXCHANGE] = !no_exchange; /* exchange only: needs the exchange phase */
+    /* the phases alone on their SMs: for the dependency bound of the ratio */
+    enabled[MODE_COMPUTE_ALONE] = enabled[MODE_BOTH];
+    enabled[MODE_EXCHANGE_ALONE] = enabled[MODE_BOTH];
 
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -651,6 +840,8 @@ int main(int argc, char **argv)
         CK(cudaMalloc((void **)&b.mdst[g], b.region_words * 16 * (size_t)b.blocks));
         GK(gcomm_malloc((size_t)b.blocks * 3 * b.halo_bytes, (void **)&b.halo[g]));
         CK(cudaMalloc((void **)&b.clk[g], sizeof(kclock_t)));
+        CK(cudaMalloc((void **)&b.trace[g],
+                      (size_t)b.blocks * OVERLAP_TRACE_ITERS * 2 * sizeof(unsigned long long)));
     }
     if (csv && b.root) {
         b.csv = fopen(csv, "w");
@@ -658,7 +849,8 @@ int main(int argc, char **argv)
             perror(csv);
             return 1;
         }
-        fprintf(b.csv, "workload,mode,ranks,threads,halo_bytes,iters,median_us_per_iter,ratio\n");
+        fprintf(b.csv, "workload,mode,ranks,threads,halo_bytes,iters,amount,median_us_per_iter,"
+                       "ratio,bound,phase_us,spread_us\n");
     }
 
     cudaDeviceProp prop;
@@ -678,12 +870,14 @@ int main(int argc, char **argv)
                (size_t)fa.localSizeBytes);
         if (b.blocks < 2 * b.sms)
             printf("bench_overlap: note: fewer than 2 ranks per SM: little room for overlap\n");
-        printf("%-8s %-9s %6s %7s %9s %6s %-14s %12s %7s  %s\n", "workload", "mode", "ranks",
-               "threads", "halo_B", "iters", "param", "us_per_iter", "ratio", "verified");
+        printf("%-8s %-14s %6s %7s %9s %6s %-14s %12s %7s %7s  %s\n", "workload", "mode",
+               "ranks", "threads", "halo_B", "iters", "param", "us_per_iter", "ratio", "bound",
+               "verified");
     }
     double t0 = bench_now();
     for (int w = 0; w < 2; w++)
-        if (wl_mask & (1 << w)) bench_workload(&b, w, enabled, nr_fixed, copy_fixed);
+        if (wl_mask & (1 << w))
+            bench_workload(&b, w, enabled, nr_fixed, copy_fixed, factors, nfactors);
     b.failed = app_job_any(&job, b.failed);
     if (b.root)
         printf("bench_overlap: %.1f s, %s\n", bench_now() - t0,
@@ -701,6 +895,7 @@ int main(int argc, char **argv)
         CK(cudaFree(b.mdst[g]));
         GK(gcomm_free(b.halo[g]));
         CK(cudaFree(b.clk[g]));
+        CK(cudaFree(b.trace[g]));
         free(b.hin[g]);
     }
     GK(app_job_finalize(&job));

@@ -12,13 +12,41 @@
 #include "gcomm/device.cuh"
 
 enum { WL_COMPUTE = 0, WL_MEMORY = 1 };
-enum { MODE_BOTH = 0, MODE_COMPUTE = 1, MODE_EXCHANGE = 2, NMODES = 3 };
+/* The modes of a launch: both phases, one of them, or one of them with a single rank per SM
+ * ("alone": what a rank's phase takes when no other rank of its SM competes for it; the
+ * dependency bound of the overlap is built from these two). */
+enum {
+    MODE_BOTH = 0,
+    MODE_COMPUTE = 1,
+    MODE_EXCHANGE = 2,
+    MODE_COMPUTE_ALONE = 3,
+    MODE_EXCHANGE_ALONE = 4,
+    NMODES = 5
+};
 
-/* Smallest Newton-Raphson count: from the largest start (4 x 1024, see k_overlap) to sqrt(x) >= 1
- * takes about 12 halvings and then a few quadratic steps, so 48 always converges to double
- * precision and the 1e-6 check is meaningful whatever the calibration picks. */
-#define NR_MIN 48
+/* Newton-Raphson iterations per element: any count from 1 (the result is compared exactly with
+ * the host's nr_sqrt, so a count too small to converge is still checked); 48 or more converge to
+ * double precision from every start (about 12 halvings from 4 x 1024, then quadratic steps). */
+#define NR_MIN 1
+#define NR_CONVERGED 48
 #define NR_MAX (1 << 20)
+
+/* SM ids counted by kclock_t (H100 and H200: 132; %smid stays below %nsmid) */
+#define OVERLAP_MAX_SM 256
+/* Iterations traced per launch (kparams_t.trace_from): each rank's compute start and end. */
+#define OVERLAP_TRACE_ITERS 8
+
+/* The compute-bound workload of one element in iteration `it`: `nr` Newton-Raphson steps towards
+ * sqrt(x). The start depends on the iteration so that nothing in the loop is invariant (the
+ * compiler cannot compute it once). Written once for the kernel and for the host's check: the
+ * operations are IEEE (a correctly rounded division, no contraction possible in 0.5 * (a + b)),
+ * so both produce the same bits. */
+static __host__ __device__ inline double nr_sqrt(double x, int it, int nr)
+{
+    double y = x * (double)(1 + (it & 3));
+    for (int k = 0; k < nr; k++) y = 0.5 * (y + x / y);
+    return y;
+}
 
 /* Everything the kernel needs besides the per-GPU pointers (passed by value, same on every GPU). */
 typedef struct {
@@ -32,12 +60,14 @@ typedef struct {
     size_t chunk_words;  /* 16-byte words copied per rank per iteration */
     size_t halo_bytes;
     unsigned long long stagger_ns; /* rank r starts r / size of this later (--stagger-us) */
+    int trace_from; /* first traced iteration (-1: none) */
 } kparams_t;
 
 /* Per GPU, written by the GPU's first rank (times) and by every rank (errors). */
 typedef struct {
     unsigned long long t0, t1; /* globaltimer after the opening and the closing barrier */
     unsigned errors;           /* gcomm calls that failed, over all ranks of the GPU */
+    unsigned sm_ranks[OVERLAP_MAX_SM]; /* ranks that ran on each SM (the "alone" modes need 1) */
 } kclock_t;
 
 /* The halo word w that `rank` sends in iteration `it`: a hash, so that a halo from the wrong
@@ -64,10 +94,11 @@ static __device__ __forceinline__ unsigned long long globaltimer_ns(void)
 /* The benchmark kernel. Per GPU: cin/cout hold ranks x blockDim doubles (compute workload),
  * msrc/mdst ranks x region_words 16-byte words (memory workload), halo ranks x 2 halo_bytes of
  * windows ([0, h) from the left neighbour, [h, 2h) from the right) followed by ranks x halo_bytes
- * of send buffers. */
+ * of send buffers; trace ranks x OVERLAP_TRACE_ITERS x 2 timestamps (compute start, end). */
 static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const double *cin,
                                                     double *cout, const uint4 *msrc, uint4 *mdst,
-                                                    char *halo, kparams_t kp, kclock_t *clk)
+                                                    char *halo, kparams_t kp, kclock_t *clk,
+                                                    unsigned long long *trace)
 {
     __shared__ gcomm_context_t ctx;
     unsigned err = gcomm_init(param, &ctx) != GCOMM_SUCCESS;
@@ -76,6 +107,11 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
     err += gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size) != GCOMM_SUCCESS;
     err += gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank) != GCOMM_SUCCESS;
     err += gcomm_comm_size(&ctx, GCOMM_COMM_DEVICE, &lsize) != GCOMM_SUCCESS;
+    if (threadIdx.x == 0) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        if (sm < OVERLAP_MAX_SM) atomicAdd(&clk->sm_ranks[sm], 1u);
+    }
 
     const size_t h = kp.halo_bytes;
     char *recv = halo + (size_t)lrank * 2 * h;
@@ -105,19 +141,25 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
     }
 
     for (int it = 0; it < kp.iters; it++) {
+        /* traced: when the rank's compute phase starts and when its last warp has finished it
+         * (the barrier is on traced iterations only) */
+        const int tk = it - kp.trace_from;
+        const int traced = kp.trace_from >= 0 && tk >= 0 && tk < OVERLAP_TRACE_ITERS;
+        unsigned long long *tr = trace + ((size_t)lrank * OVERLAP_TRACE_ITERS + tk) * 2;
+        if (traced && threadIdx.x == 0) tr[0] = globaltimer_ns();
         if (kp.do_compute) {
             if (kp.workload == WL_COMPUTE) {
-                /* The start depends on the iteration so that nothing in the loop is invariant
-                 * (the compiler cannot compute it once); every start converges to sqrt(x). */
-                double y = x * (double)(1 + (it & 3));
-                for (int k = 0; k < kp.nr_iters; k++) y = 0.5 * (y + x / y);
-                cout[e] = y;
+                cout[e] = nr_sqrt(x, it, kp.nr_iters);
             } else {
                 /* four 16-byte loads in flight per thread: the ranks of one SM alone must keep
                  * enough bytes in flight to cover the DRAM latency */
                 const size_t c0 = (size_t)(it % kp.nchunks) * cw;
                 bench_copy_words(src + c0, dst + c0, threadIdx.x, cw, nt);
             }
+        }
+        if (traced) {
+            __syncthreads();
+            if (threadIdx.x == 0) tr[1] = globaltimer_ns();
         }
         if (kp.do_exchange) {
             /* pack: the halo of this iteration (the put of the previous one has completed at the
@@ -161,9 +203,9 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
     __global__ void __launch_bounds__(OVERLAP_BOUNDED_THREADS, N)                                \
         k_overlap_##V##_bounded##N(gcomm_param_t param, const double *cin, double *cout,         \
                                    const uint4 *msrc, uint4 *mdst, char *halo, kparams_t kp,     \
-                                   kclock_t *clk)                                                \
+                                   kclock_t *clk, unsigned long long *trace)                     \
     {                                                                                            \
-        overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);                               \
+        overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk, trace);                        \
     }
 #define OVERLAP_PICK_BOUNDED(V, N)                                                               \
     if (bound == N) return gcomm_kernel(k_overlap_##V##_bounded##N);
@@ -173,9 +215,9 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
 #define OVERLAP_KERNELS(V)                                                                       \
     __global__ void k_overlap_##V(gcomm_param_t param, const double *cin, double *cout,          \
                                   const uint4 *msrc, uint4 *mdst, char *halo, kparams_t kp,      \
-                                  kclock_t *clk)                                                 \
+                                  kclock_t *clk, unsigned long long *trace)                      \
     {                                                                                            \
-        overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk);                               \
+        overlap_body(param, cin, cout, msrc, mdst, halo, kp, clk, trace);                        \
     }                                                                                            \
     OVERLAP_BOUNDS(OVERLAP_KERNEL_BOUNDED, V)                                                    \
     const void *overlap_kernel_##V(int bound)                                                    \

@@ -3,22 +3,26 @@
 # the device tests (one process, every GPU), the multi-process test (mpirun, one GPU each), the
 # wait timeout, the stencil demo (what `make run` runs), and the overlap benchmark. Logs go to
 # $OUT (or build-gpu/logs); a short table comes last. Usage: scripts/rma-check.sh [--quick]
-# [--sanitize] [--apps]: --sanitize runs only compute-sanitizer memcheck and racecheck on every
-# device-test kernel on small grids (test_rma_device small); --apps runs only the mini-app and
-# overlap sweeps (horizontal diffusion gcomm vs its MPI-CUDA twin over domain sizes, the overlap
-# benchmark over halo sizes, then with the lean kernel at 8 ranks of 128 threads and 16 of 64
-# per SM) into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv.
+# [--sanitize] [--apps] [--overlap]: --sanitize runs only compute-sanitizer memcheck and racecheck
+# on every device-test kernel on small grids (test_rma_device small); --apps runs only the
+# mini-app and overlap sweeps (horizontal diffusion gcomm vs its MPI-CUDA twin over domain sizes,
+# the overlap benchmark over halo sizes, then with the lean kernel at 8 ranks of 128 threads and
+# 16 of 64 per SM) into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv; --overlap runs only the
+# overlap benchmark's sweep of the amount of computation (the paper's Figs. 7 and 8) for four
+# kernels and rank shapes into $OUT/sweep_*.csv.
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
 . scripts/gpu-lib.sh
-quick=0 sanitize=0 apps=0
+quick=0 sanitize=0 apps=0 overlap=0
 for a in "$@"; do
     case $a in
     --quick) quick=1 ;;
     --sanitize) sanitize=1 ;;
     --apps) apps=1 ;;
-    *) echo "rma-check.sh: unknown argument $a (--quick, --sanitize, --apps)" >&2; exit 2 ;;
+    --overlap) overlap=1 ;;
+    *) echo "rma-check.sh: unknown argument $a (--quick, --sanitize, --apps, --overlap)" >&2
+       exit 2 ;;
     esac
 done
 stress=$([ $quick = 1 ] && echo 200000 || echo 1000000)
@@ -31,6 +35,21 @@ if [ $sanitize = 1 ]; then
             "$b/tests/rma/test_rma_device" small 3000
     done
     grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|test_rma_device:|FAIL" "$logs"/sanitize_*.log
+    printf '%s\n' "${results[@]}"
+    exit 0
+fi
+if [ $overlap = 1 ]; then
+    # name, then bench_overlap's options: the default kernel at its 5 ranks of 128 threads per SM,
+    # the lean one (GCOMM_COPY_INFLIGHT=1) at 8 x 128, 16 x 64 and 32 x 32
+    for run in "default_128x5 --ranks-per-sm 5" "lean_128x8 --lean --ranks-per-sm 8" \
+        "lean_64x16 --lean --threads 64 --ranks-per-sm 16" \
+        "lean_32x32 --lean --threads 32 --ranks-per-sm 32"; do
+        set -- $run
+        name=$1
+        shift
+        step "sweep_$name" 300 "$b/bench/bench_overlap" --sweep "$@" --csv "$logs/sweep_$name.csv"
+        grep -E "ratio both/max" "$logs/sweep_$name.log"
+    done
     printf '%s\n' "${results[@]}"
     exit 0
 fi

@@ -740,38 +740,69 @@ GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int ta
     return GCOMM_SUCCESS;
 }
 
-/* Thread 0: moves published notifications out of every lane. While *need > 0, those matching
- * (win, source, tag) are consumed on the spot and counted down; void ones are dropped; the others
- * are appended to the pending list (in order of arrival) until it is full: then the lanes fill
- * and their producers wait for credit (back-pressure). need == NULL: everything is appended.
- * Returns credits that are due (in batches) and how many entries left the lanes. */
-GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
-                                               uint32_t *need)
+/* Thread 0: looks at the head entry of every lane into this rank once; lane0 is
+ * gcommi_ctx_lane_ring(ctx, 0), the lanes from the source GPUs following it `depth` entries
+ * apart: a wait computes it once, so that an empty poll, which it repeats until its
+ * notifications come, does not recompute the lanes' addresses from the shared context (the
+ * acquire load's memory clobber makes the compiler reload and recompute every one of them each
+ * time). The lane from this GPU is loaded with an acquire (its word goes to *own_w: a hit needs
+ * nothing more); with several lanes, the heads of the others (peer GPUs, the proxy) are loaded
+ * first with relaxed loads, so that their latencies overlap (gcommi_drain_lanes loads a hit there
+ * again with an acquire). Returns one bit per lane whose head holds a published entry. */
+GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
+                                           uint64_t *own_w)
+{
+    const uint32_t depth = ctx->depth, mask = depth - 1;
+    const int own = ctx->gpu;
+    uint32_t hits = 0;
+    if (GCOMMI_UNLIKELY(ctx->ngpus > 1)) {
+        /* each head is compared after the next one's load has been issued (two words live, not
+         * one per GPU: registers are what bounds the ranks an SM holds) */
+        uint64_t wp = 0;
+        uint32_t np = 0;
+        int gp = -1;
+        for (int g = 0; g < ctx->ngpus; g++) {
+            if (g == own) continue;
+            const uint32_t n = ctx->lane_next[g];
+            const uint64_t w = gcommi_ld_relaxed64(lane0 + (size_t)g * depth + (n & mask), 1);
+            if (gp >= 0 && (uint32_t)(wp >> 48) == ((np + 1) & 0xffffu)) hits |= 1u << gp;
+            wp = w;
+            np = n;
+            gp = g;
+        }
+        if (gp >= 0 && (uint32_t)(wp >> 48) == ((np + 1) & 0xffffu)) hits |= 1u << gp;
+    }
+    const uint32_t n = ctx->lane_next[own];
+    *own_w = gcommi_ld_acquire64(lane0 + (size_t)own * depth + (n & mask), 0);
+    if ((uint32_t)(*own_w >> 48) == ((n + 1) & 0xffffu)) hits |= 1u << own;
+    return hits;
+}
+
+/* Thread 0: moves published notifications out of the lanes in `hits` (gcommi_lanes_peek; own_w:
+ * the own lane's head word it loaded with an acquire; a peer lane's head, seen with a relaxed
+ * load, is loaded again with an acquire). While *need > 0, those matching (win, source, tag) are
+ * consumed on the spot and counted down; void ones are dropped; the others are appended to the
+ * pending list (in order of arrival) until it is full: then the lanes fill and their producers
+ * wait for credit (back-pressure). need == NULL: everything is appended. Returns credits that
+ * are due (in batches) and how many entries left the lanes. */
+GCOMM_HD_INLINE uint32_t gcommi_drain_lanes(gcomm_context_t *ctx, int win, int source, int tag,
+                                            uint32_t *need, uint32_t hits, uint64_t own_w)
 {
     gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
     uint32_t moved = 0;
-    uint64_t head[GCOMMI_MAX_GPUS];
-    /* The lane from this GPU is polled with an acquire load (a hit needs nothing more). With
-     * several lanes, the heads of the others (peer GPUs, the proxy) are loaded first with
-     * relaxed loads, so that all latencies overlap in one poll; a hit there loads its entry
-     * again with an acquire, or fences when the ring is in host memory (gcommi_lane_check). */
     const int own = ctx->gpu;
-GCOMMI_UNROLL
-    for (int g = 0; g < GCOMMI_MAX_GPUS; g++)
-        if (g < ctx->ngpus && g != own)
-            head[g] = gcommi_ld_relaxed64(
-                &gcommi_ctx_lane_ring(ctx, g)[ctx->lane_next[g] & (ctx->depth - 1)], 1);
-    head[own] = gcommi_ld_acquire64(
-        &gcommi_ctx_ring(ctx, own, ctx->local_rank, own)[ctx->lane_next[own] & (ctx->depth - 1)],
-        0);
 GCOMMI_UNROLL
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
         if (g >= ctx->ngpus) break;
+        if (!(hits >> g & 1u)) continue;
         const int sys = g != own;
         uint64_t *ring = gcommi_ctx_lane_ring(ctx, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
-        int hit = gcommi_lane_check(&ring[next & (ctx->depth - 1)], head[g], next, &e, sys, !sys);
+        /* a peer lane's head, seen published with a relaxed load, is loaded again with an
+         * acquire by gcommi_lane_check (given its sequence number) */
+        const uint64_t w = sys ? (uint64_t)((next + 1) & 0xffffu) << 48 : own_w;
+        int hit = gcommi_lane_check(&ring[next & (ctx->depth - 1)], w, next, &e, sys, !sys);
         while (hit) {
             if (e.win == GCOMMI_WIN_VOID) {
                 /* dropped */
@@ -799,6 +830,15 @@ GCOMMI_UNROLL
     }
     ctx->npending = pl.n;
     return moved;
+}
+
+/* Thread 0: one poll of every lane, and what it finds moved out (gcommi_drain_lanes). */
+GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
+                                      uint32_t *need)
+{
+    uint64_t own_w = 0;
+    const uint32_t hits = gcommi_lanes_peek(ctx, gcommi_ctx_lane_ring(ctx, 0), &own_w);
+    return hits ? gcommi_drain_lanes(ctx, win, source, tag, need, hits, own_w) : 0;
 }
 
 /* Thread 0, idle: returns every credit not yet returned. */
@@ -1177,8 +1217,12 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
         ctx->pending_head = pl.head;
         ctx->npending = pl.n;
     }
+    /* an empty poll is gcommi_lanes_peek alone, from the lanes' address computed here once */
+    const uint64_t *lane0 = gcommi_ctx_lane_ring(ctx, 0);
     while (need) {
-        if (gcommi_drain(ctx, win, source, tag, &need)) {
+        uint64_t own_w = 0;
+        const uint32_t hits = gcommi_lanes_peek(ctx, lane0, &own_w);
+        if (hits && gcommi_drain_lanes(ctx, win, source, tag, &need, hits, own_w)) {
             idle = 0;
             continue;
         }
