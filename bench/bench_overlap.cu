@@ -49,9 +49,10 @@
  * the memory workload's last copied chunk equals its (random, never zero) source. Any
  * device-side gcomm error also fails the run.
  *
- * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,amount,median_us_per_iter,
- * ratio,bound,phase_us,spread_us; amount is the point's Newton-Raphson steps or bytes copied per
- * rank and iteration; the last four on the "both" row only (empty on the others): phase_us and
+ * CSV (--csv FILE): workload,mode,ranks,threads,halo_bytes,iters,factor,amount,
+ * median_us_per_iter,ratio,bound,phase_us,spread_us; factor is the point's multiple of the
+ * calibrated computation (--sweep), amount its Newton-Raphson steps or bytes copied per rank and
+ * iteration; the last four on the "both" row only (empty on the others): phase_us and
  * spread_us from the traced iterations of its last launch (OVERLAP_TRACE_ITERS iterations from
  * the middle: how long a rank's compute phase took inside the overlapped schedule, and over how
  * many us the ranks of the first GPU started an iteration; a barrier ends the compute phase of
@@ -482,12 +483,12 @@ static int trace_stats(const bench_t *b, const kparams_t *kp, trace_stats_t *ts)
 }
 
 /* A CSV row; ratio, bound and the trace (ts) on the "both" row only. */
-static void row(const bench_t *b, int ranks, int workload, int mode, long amount, double us,
-                double ratio, double bound, const trace_stats_t *ts)
+static void row(const bench_t *b, int ranks, int workload, int mode, double factor, long amount,
+                double us, double ratio, double bound, const trace_stats_t *ts)
 {
     if (b->csv == NULL || !b->root) return;
-    fprintf(b->csv, "%s,%s,%d,%d,%zu,%d,%ld,%.3f,", wl_name[workload], mode_name[mode], ranks,
-            b->threads, b->halo_bytes, b->iters, amount, us);
+    fprintf(b->csv, "%s,%s,%d,%d,%zu,%d,%g,%ld,%.3f,", wl_name[workload], mode_name[mode], ranks,
+            b->threads, b->halo_bytes, b->iters, factor, amount, us);
     if (ratio > 0) fprintf(b->csv, "%.4f,%.4f,", ratio, bound);
     else fprintf(b->csv, ",,");
     if (ts) fprintf(b->csv, "%.3f,%.3f", ts->phase_us, ts->spread_us);
@@ -564,7 +565,7 @@ static void bench_point(bench_t *b, int workload, const int enabled[NMODES], int
                    mode_name[m], ranks, b->threads, b->halo_bytes, b->iters, param, med[m], rs,
                    bs, good ? "yes" : "NO");
         if (errors[m]) fprintf(stderr, "bench_overlap: %u failed gcomm calls\n", errors[m]);
-        row(b, ranks, workload, m, amount, med[m], m == MODE_BOTH ? ratio : 0, bound,
+        row(b, ranks, workload, m, factor, amount, med[m], m == MODE_BOTH ? ratio : 0, bound,
             m == MODE_BOTH && traced ? &ts : NULL);
     }
     if (ratio > 0 && b->root) {
@@ -645,7 +646,7 @@ static void usage(void)
             "  --repeats       timed launches after a warm-up, median reported (5..64, default 7; --quick 5)\n"
             "  --sweep         one point per factor of the calibrated computation (alone: 0.25 .. 4)\n"
             "  --stagger-us    rank r starts X * r / ranks us after the clock (default 0: together)\n"
-            "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,amount,\n"
+            "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,factor,amount,\n"
             "                  median_us_per_iter,ratio,bound,phase_us,spread_us\n");
 }
 
@@ -849,8 +850,8 @@ int main(int argc, char **argv)
             perror(csv);
             return 1;
         }
-        fprintf(b.csv, "workload,mode,ranks,threads,halo_bytes,iters,amount,median_us_per_iter,"
-                       "ratio,bound,phase_us,spread_us\n");
+        fprintf(b.csv, "workload,mode,ranks,threads,halo_bytes,iters,factor,amount,"
+                       "median_us_per_iter,ratio,bound,phase_us,spread_us\n");
     }
 
     cudaDeviceProp prop;

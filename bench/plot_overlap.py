@@ -59,7 +59,7 @@ def main():
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    fig.savefig(out, dpi=80)
 
 
 if __name__ == "__main__":
