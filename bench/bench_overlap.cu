@@ -176,8 +176,8 @@ static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_it
     return kp;
 }
 
-/* Zeroes what the launch writes (windows, sqrt results, copy destination), so that what the
- * verification finds was written by the launch that follows. Untimed. */
+/* Zeroes what the launch writes (windows, sqrt results, copy destination, trace), so that what
+ * the verification finds was written by the launch that follows. Untimed. */
 static void poison(const bench_t *b, int workload)
 {
     for (int g = 0; g < b->ngpus; g++) {
@@ -188,6 +188,8 @@ static void poison(const bench_t *b, int workload)
         else
             CK(cudaMemset(b->mdst[g], 0, b->region_words * 16 * (size_t)b->blocks));
         CK(cudaMemset(b->clk[g], 0, sizeof(kclock_t)));
+        CK(cudaMemset(b->trace[g], 0,
+                      (size_t)b->blocks * OVERLAP_TRACE_ITERS * 2 * sizeof(unsigned long long)));
     }
     /* gcomm_launch runs on its own streams: the memsets must be done first */
     for (int g = 0; g < b->ngpus; g++) {
@@ -447,7 +449,8 @@ static void scale_amount(const bench_t *b, int workload, double factor, int *nr_
 /* What the traced iterations of the last launch show, over the ranks of this process's first GPU:
  * how long a rank's compute phase took inside the schedule (beside however many of its SM's ranks
  * computed at the same time), the period, and how far apart the ranks started an iteration (a
- * spread small against the period: the ranks run in lockstep). Returns 0 when nothing was traced. */
+ * spread small against the period: the ranks run in lockstep). Returns 0 when nothing was
+ * traced. */
 typedef struct {
     double phase_us, period_us, spread_us;
 } trace_stats_t;
@@ -463,6 +466,13 @@ static int trace_stats(const bench_t *b, const kparams_t *kp, trace_stats_t *ts)
     }
     CK(cudaSetDevice(b->dev[0]));
     CK(cudaMemcpy(t, b->trace[0], n * sizeof(*t), cudaMemcpyDeviceToHost));
+    /* the buffer was zeroed before the launch: a rank that did not trace every iteration (it
+     * stopped on an error, which the run reports) leaves nothing to average */
+    for (size_t k = 0; k < n; k += 2)
+        if (t[k] == 0 || t[k + 1] < t[k]) {
+            free(t);
+            return 0;
+        }
     double phase = 0, period = 0, spread = 0;
     for (int k = 0; k < OVERLAP_TRACE_ITERS; k++) {
         unsigned long long lo = ~0ull, hi = 0;
@@ -644,7 +654,8 @@ static void usage(void)
             "  --copy-bytes    bytes copied per rank per iteration (default: calibrated)\n"
             "  --mem-bytes     memory workload array per GPU, each of two (default 512M; --quick 256M)\n"
             "  --repeats       timed launches after a warm-up, median reported (5..64, default 7; --quick 5)\n"
-            "  --sweep         one point per factor of the calibrated computation (alone: 0.25 .. 4)\n"
+            "  --sweep         one point per factor of the calibrated computation\n"
+            "                  (without a list: 0.25,0.5,0.75,1,1.25,1.5,2,3,4)\n"
             "  --stagger-us    rank r starts X * r / ranks us after the clock (default 0: together)\n"
             "  --csv           write workload,mode,ranks,threads,halo_bytes,iters,factor,amount,\n"
             "                  median_us_per_iter,ratio,bound,phase_us,spread_us\n");
