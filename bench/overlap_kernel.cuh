@@ -145,7 +145,8 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
          * (the barrier is on traced iterations only) */
         const int tk = it - kp.trace_from;
         const int traced = kp.trace_from >= 0 && tk >= 0 && tk < OVERLAP_TRACE_ITERS;
-        unsigned long long *tr = trace + ((size_t)lrank * OVERLAP_TRACE_ITERS + tk) * 2;
+        unsigned long long *tr =
+            trace + ((size_t)lrank * OVERLAP_TRACE_ITERS + (traced ? tk : 0)) * 2;
         if (traced && threadIdx.x == 0) tr[0] = globaltimer_ns();
         if (kp.do_compute) {
             if (kp.workload == WL_COMPUTE) {

@@ -30,9 +30,24 @@
  * reserved): consumers drop it. */
 #define GCOMMI_WIN_VOID ((1 << GCOMMI_WIN_BITS) - 1)
 
+/* The sequence number a lane's entry carries once slot `slot` has been published into it (its top
+ * 16 bits): the consumer knows what to expect at its read position, so a stale entry of the
+ * previous round (depth slots earlier) never passes for a new one. */
+GCOMM_HD_INLINE uint64_t gcommi_lane_seq(uint32_t slot)
+{
+    return (uint64_t)((slot + 1) & 0xffffu) << 48;
+}
+
+/* Nonzero when w, the entry at read position `next`, has been published (compared as 32-bit
+ * values: a 64-bit mask and compare put 0.03 us on the same-GPU ping-pong, bench_rma). */
+GCOMM_HD_INLINE int gcommi_lane_published(uint64_t w, uint32_t next)
+{
+    return (uint32_t)(w >> 48) == (uint32_t)(gcommi_lane_seq(next) >> 48);
+}
+
 GCOMM_HD_INLINE uint64_t gcommi_notif_pack(uint32_t slot, int32_t source, int32_t tag, int32_t win)
 {
-    return ((uint64_t)((slot + 1) & 0xffffu) << 48) | ((uint64_t)(win & 0xff) << 40) |
+    return gcommi_lane_seq(slot) | ((uint64_t)(win & 0xff) << 40) |
            ((uint64_t)(source & GCOMMI_SOURCE_MAX) << 20) | (uint64_t)(tag & GCOMMI_TAG_MAX);
 }
 
@@ -87,7 +102,7 @@ GCOMM_HD_INLINE void gcommi_lane_publish(uint64_t *ring, uint32_t depth, uint32_
 GCOMM_HD_INLINE int gcommi_lane_check(const uint64_t *entry, uint64_t w, uint32_t next,
                                       gcommi_notif_t *out, int sys, int acquired)
 {
-    if ((uint32_t)(w >> 48) != ((next + 1) & 0xffffu)) return 0;
+    if (!gcommi_lane_published(w, next)) return 0;
     if (!acquired) {
         if (entry) w = gcommi_ld_acquire64(entry, sys);
         else gcommi_fence(sys);

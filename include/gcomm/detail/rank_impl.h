@@ -765,16 +765,16 @@ GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uin
             if (g == own) continue;
             const uint32_t n = ctx->lane_next[g];
             const uint64_t w = gcommi_ld_relaxed64(lane0 + (size_t)g * depth + (n & mask), 1);
-            if (gp >= 0 && (uint32_t)(wp >> 48) == ((np + 1) & 0xffffu)) hits |= 1u << gp;
+            if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
             wp = w;
             np = n;
             gp = g;
         }
-        if (gp >= 0 && (uint32_t)(wp >> 48) == ((np + 1) & 0xffffu)) hits |= 1u << gp;
+        if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
     }
     const uint32_t n = ctx->lane_next[own];
     *own_w = gcommi_ld_acquire64(lane0 + (size_t)own * depth + (n & mask), 0);
-    if ((uint32_t)(*own_w >> 48) == ((n + 1) & 0xffffu)) hits |= 1u << own;
+    if (gcommi_lane_published(*own_w, n)) hits |= 1u << own;
     return hits;
 }
 
@@ -801,7 +801,7 @@ GCOMMI_UNROLL
         gcommi_notif_t e;
         /* a peer lane's head, seen published with a relaxed load, is loaded again with an
          * acquire by gcommi_lane_check (given its sequence number) */
-        const uint64_t w = sys ? (uint64_t)((next + 1) & 0xffffu) << 48 : own_w;
+        const uint64_t w = sys ? gcommi_lane_seq(next) : own_w;
         int hit = gcommi_lane_check(&ring[next & (ctx->depth - 1)], w, next, &e, sys, !sys);
         while (hit) {
             if (e.win == GCOMMI_WIN_VOID) {
@@ -832,13 +832,21 @@ GCOMMI_UNROLL
     return moved;
 }
 
-/* Thread 0: one poll of every lane, and what it finds moved out (gcommi_drain_lanes). */
+/* Thread 0: one poll of every lane (lane0: gcommi_ctx_lane_ring(ctx, 0), which a wait computes
+ * once), and what it finds moved out (gcommi_drain_lanes); an empty poll is gcommi_lanes_peek
+ * alone. */
+GCOMM_HD_INLINE uint32_t gcommi_drain_from(gcomm_context_t *ctx, const uint64_t *lane0, int win,
+                                           int source, int tag, uint32_t *need)
+{
+    uint64_t own_w = 0;
+    const uint32_t hits = gcommi_lanes_peek(ctx, lane0, &own_w);
+    return hits ? gcommi_drain_lanes(ctx, win, source, tag, need, hits, own_w) : 0;
+}
+
 GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
                                       uint32_t *need)
 {
-    uint64_t own_w = 0;
-    const uint32_t hits = gcommi_lanes_peek(ctx, gcommi_ctx_lane_ring(ctx, 0), &own_w);
-    return hits ? gcommi_drain_lanes(ctx, win, source, tag, need, hits, own_w) : 0;
+    return gcommi_drain_from(ctx, gcommi_ctx_lane_ring(ctx, 0), win, source, tag, need);
 }
 
 /* Thread 0, idle: returns every credit not yet returned. */
@@ -1217,12 +1225,9 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
         ctx->pending_head = pl.head;
         ctx->npending = pl.n;
     }
-    /* an empty poll is gcommi_lanes_peek alone, from the lanes' address computed here once */
-    const uint64_t *lane0 = gcommi_ctx_lane_ring(ctx, 0);
+    const uint64_t *lane0 = gcommi_ctx_lane_ring(ctx, 0); /* once, not on every poll */
     while (need) {
-        uint64_t own_w = 0;
-        const uint32_t hits = gcommi_lanes_peek(ctx, lane0, &own_w);
-        if (hits && gcommi_drain_lanes(ctx, win, source, tag, &need, hits, own_w)) {
+        if (gcommi_drain_from(ctx, lane0, win, source, tag, &need)) {
             idle = 0;
             continue;
         }
