@@ -22,9 +22,10 @@ def main():
     nj = [int(r["nj_per_gpu"]) for r in rows]
     fig, ax = plt.subplots(figsize=(7, 4.2))
     ax.plot(nj, [float(r["gcomm_us"]) for r in rows], "o-", label="gcomm, typed halos")
-    if all(r.get("gcomm_lines_us") for r in rows):
-        ax.plot(nj, [float(r["gcomm_lines_us"]) for r in rows], "s--",
-                label="gcomm, one put per line")
+    lined = [r for r in rows if r.get("gcomm_lines_us")]  # the variant is not run at every size
+    if lined:
+        ax.plot([int(r["nj_per_gpu"]) for r in lined], [float(r["gcomm_lines_us"]) for r in lined],
+                "s--", label="gcomm, one put per line")
     ax.plot(nj, [float(r["twin_us"]) for r in rows], "^-", label="MPI-CUDA twin")
     ax.plot(nj, [float(r["twin_halo_us"]) for r in rows], ":", color="gray",
             label="twin's halo exchange")

@@ -60,10 +60,10 @@ if [ $apps = 1 ]; then
     csv=$logs/hdiff_sweep.csv
     echo "nj_per_gpu,gpus,gcomm_us,gcomm_lines_us,twin_us,twin_halo_us,twin_halo_share,speedup,verified" >"$csv"
     for nj in 32 64 128 320 640 1280 2560 5120; do
-        g=$(timeout 60 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 2>&1)
-        gl=$(timeout 60 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 \
+        g=$(timeout 120 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 2>&1)
+        gl=$(timeout 120 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 \
             --halo lines 2>&1)
-        t=$(timeout 60 mpirun -n "$ngpu" --bind-to none "$b/apps/stencil/hdiff_mpicuda" --ni 128 \
+        t=$(timeout 120 mpirun -n "$ngpu" --bind-to none "$b/apps/stencil/hdiff_mpicuda" --ni 128 \
             --nj $nj --nk 26 --steps 100 2>&1)
         gu=$(echo "$g" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
         glu=$(echo "$gl" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)

@@ -62,27 +62,32 @@ fi
 
 if [ $weak = 1 ]; then
     csv=$logs/weak_scaling.csv
-    echo "app,gpus,gcomm_us,twin_us,twin_halo_us,verified" >"$csv"
+    echo "app,nj_per_gpu,gpus,gcomm_us,twin_us,twin_halo_us,verified" >"$csv"
     steps=$([ $quick = 1 ] && echo 20 || echo 100)
+    # hdiff per GPU: 128 x nj x 26; nj = 320 (the paper's) and, unless --quick, 1280 (a smaller
+    # halo share); the stencil 512 x 16 lines per rank
+    njs=$([ $quick = 1 ] && echo 320 || echo "320 1280")
     for k in 1 2 4 8; do
         [ "$k" -gt "$ngpu" ] && break
         devs=$(seq -s, 0 $((k - 1)))
-        g=$(GCOMM_DEVICES=$devs timeout 300 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj 320 --nk 26 \
-            --steps "$steps" 2>&1)
-        t=$(CUDA_VISIBLE_DEVICES=$devs timeout 300 mpirun -n "$k" --bind-to none \
-            "$b/apps/stencil/hdiff_mpicuda" --ni 128 --nj 320 --nk 26 --steps "$steps" 2>&1)
-        echo "$g" >"$logs/hdiff_gcomm_$k.log"
-        echo "$t" >"$logs/hdiff_mpicuda_$k.log"
-        gu=$(echo "$g" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
-        tu=$(echo "$t" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
-        hu=$(echo "$t" | sed -n 's/^halo exchange per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
-        ok=$(echo "$g$t" | grep -c "verified: yes")
-        echo "hdiff,$k,$gu,$tu,$hu,$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
+        for nj in $njs; do
+            g=$(GCOMM_DEVICES=$devs timeout 300 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj "$nj" \
+                --nk 26 --steps "$steps" 2>&1)
+            t=$(CUDA_VISIBLE_DEVICES=$devs timeout 300 mpirun -n "$k" --bind-to none \
+                "$b/apps/stencil/hdiff_mpicuda" --ni 128 --nj "$nj" --nk 26 --steps "$steps" 2>&1)
+            echo "$g" >"$logs/hdiff_gcomm_${k}_$nj.log"
+            echo "$t" >"$logs/hdiff_mpicuda_${k}_$nj.log"
+            gu=$(echo "$g" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+            tu=$(echo "$t" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+            hu=$(echo "$t" | sed -n 's/^halo exchange per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+            ok=$(echo "$g$t" | grep -c "verified: yes")
+            echo "hdiff,$nj,$k,$gu,$tu,$hu,$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
+        done
         s=$(GCOMM_DEVICES=$devs timeout 300 "$b/apps/stencil/stencil_dcuda" --ni 512 --nj-per-rank 16 \
             --steps "$steps" 2>&1)
         echo "$s" >"$logs/stencil_$k.log"
         su=$(echo "$s" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
-        echo "stencil,$k,$su,,,$(echo "$s" | grep -q 'verified: yes' && echo yes || echo NO)" >>"$csv"
+        echo "stencil,16/rank,$k,$su,,,$(echo "$s" | grep -q 'verified: yes' && echo yes || echo NO)" >>"$csv"
     done
 fi
 

@@ -123,7 +123,7 @@ static void test_stress(args_t *a, long total, int per_proc)
 {
     int nranks = per_proc * nprocs, first = per_proc * me;
     int senders = nranks - STRESS_RECEIVERS;
-    long per_sender = total / senders;
+    long per_sender = (total + senders - 1) / senders; /* at least the number asked for */
     long expect[STRESS_RECEIVERS * STRESS_TAGS];
     stress_expect(nranks, per_sender, expect);
     poison(a);
