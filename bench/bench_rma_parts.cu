@@ -12,6 +12,17 @@
  *   origin     + the payload loaded from the sender's memory (a put reads its origin buffer)
  *   gcomm      gcomm_put_notify(8 B) + gcomm_wait_notifications through gcomm_launch
  *
+ * Then designs the library does not use, each on its own (its "added" is against flag), to
+ * measure what a redesign could reach:
+ *
+ *   acqfence   relaxed, but the hit is acquired with fence.acquire (PTX 8.6: an acquire-only
+ *              fence) instead of fence.acq_rel
+ *   ll         barriers, and the 8-byte payload travels inside the notification: two 8-byte
+ *              words, each {4 payload bytes, 32-bit seq}, written with relaxed stores and no
+ *              fence, polled with relaxed loads until both carry the seq (NCCL's LL protocol;
+ *              each word is single-copy atomic, so the payload is whole once both match)
+ *   llreserve  ll + the slot reserved with an atomic add on a tail counter (a shared lane)
+ *
  * One-way latency = median over --repeats launches of (round trip / 2), after a warm-up launch.
  * Usage: bench_rma_parts [--peer] [--iters N] [--repeats N] [--threads N] [--csv FILE] */
 #include <stdlib.h>
@@ -50,9 +61,12 @@ static __host__ __device__ __forceinline__ void prof_mark(int k)
 #include "gcomm/gcomm.h"
 
 
-enum { L_FLAG, L_RELAXED, L_BARRIERS, L_PAYLOAD, L_ENTRY, L_RESERVE, L_CREDIT, L_ORIGIN, L_NLEVELS };
-static const char *level_name[L_NLEVELS] = {"flag",  "relaxed", "barriers", "payload",
-                                            "entry", "reserve", "credit",   "origin"};
+enum { L_FLAG, L_RELAXED, L_BARRIERS, L_PAYLOAD, L_ENTRY, L_RESERVE, L_CREDIT, L_ORIGIN,
+       L_ACQFENCE, L_LL, L_LLRESERVE, L_NLEVELS };
+#define L_NSTACKED L_ACQFENCE /* the levels before it add to each other; the others stand alone */
+static const char *level_name[L_NLEVELS] = {"flag",   "relaxed",  "barriers", "payload",
+                                            "entry",  "reserve",  "credit",   "origin",
+                                            "acqfence", "ll", "llreserve"};
 
 /* What one side of the ping-pong owns: the word it polls (its "ring"), its payload slot, and
  * (reserve/credit) a tail counter and a credit word in its own memory. */
@@ -72,11 +86,61 @@ static __device__ __forceinline__ uint64_t ld_acq64(const uint64_t *p, int sys)
     return v;
 }
 
+static __device__ __forceinline__ void fence_acquire(int sys)
+{
+    if (sys) asm volatile("fence.acquire.sys;" ::: "memory");
+    else asm volatile("fence.acquire.gpu;" ::: "memory");
+}
+
+static __device__ __forceinline__ void st_relaxed64(uint64_t *p, uint64_t v, int sys)
+{
+    if (sys) asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* An LL message (levels ll, llreserve): 8 payload bytes in two words, each with the seq on top. */
+static __device__ __forceinline__ void ll_send(side_t *me, side_t *peer, unsigned i, int reserve,
+                                               int sys)
+{
+    const int t0 = threadIdx.x == 0;
+    __syncthreads();
+    unsigned seq = i;
+    if (reserve && t0) seq = gcommi_fetch_add_gpu(&me->tail[0], 1) + 1;
+    __syncthreads();
+    if (t0) {
+        const uint64_t pay = 0x1234500000000ull + i + me->origin[0];
+        st_relaxed64(&peer->ring[0], (uint64_t)seq << 32 | (uint32_t)pay, sys);
+        st_relaxed64(&peer->ring[1], (uint64_t)seq << 32 | (uint32_t)(pay >> 32), sys);
+    }
+    __syncthreads();
+    __syncthreads();
+}
+
+static __device__ __forceinline__ void ll_recv(side_t *me, unsigned i, int sys, unsigned *errors)
+{
+    const int t0 = threadIdx.x == 0;
+    __syncthreads();
+    if (t0) {
+        uint64_t w0, w1;
+        do {
+            w0 = gcommi_ld_relaxed64(&me->ring[0], sys);
+            w1 = gcommi_ld_relaxed64(&me->ring[1], sys);
+        } while ((unsigned)(w0 >> 32) != i || (unsigned)(w1 >> 32) != i);
+        if (((w1 << 32) | (uint32_t)w0) != 0x1234500000000ull + i) (*errors)++;
+    }
+    __syncthreads();
+}
+
 /* The sender's half of one message at `level`: i is the message number (from 1). */
 static __device__ __forceinline__ void send(int level, side_t *me, side_t *peer, unsigned i,
                                             int sys, unsigned long long *check)
 {
     const int t0 = threadIdx.x == 0;
+    if (level == L_LL || level == L_LLRESERVE) {
+        ll_send(me, peer, i, level == L_LLRESERVE, sys);
+        return;
+    }
+    if (level == L_ACQFENCE) level = L_RELAXED; /* the sender is relaxed's */
     if (level >= L_BARRIERS) __syncthreads();
     unsigned long long seq = i;
     unsigned seen = 0;
@@ -100,6 +164,17 @@ static __device__ __forceinline__ void recv(int level, side_t *me, unsigned i, i
                                             unsigned *errors)
 {
     const int t0 = threadIdx.x == 0;
+    if (level == L_LL || level == L_LLRESERVE) {
+        ll_recv(me, i, sys, errors);
+        return;
+    }
+    if (level == L_ACQFENCE) {
+        if (t0) {
+            while (gcommi_ld_relaxed64(&me->ring[0], sys) != i) {}
+            fence_acquire(sys);
+        }
+        return;
+    }
     if (level >= L_BARRIERS) __syncthreads();
     if (t0) {
         unsigned long long want = level >= L_ENTRY ? (unsigned long long)i : i;
@@ -249,7 +324,7 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&b, sizeof(side_t)));
     }
     *errors = 0;
-    double *v = (double *)malloc(sizeof(double) * (size_t)repeats), prev = 0;
+    double *v = (double *)malloc(sizeof(double) * (size_t)repeats), prev = 0, flag = 0, stacked = 0;
     double *pc = (double *)malloc(sizeof(double) * (size_t)repeats);
     for (int level = 0; level < L_NLEVELS; level++) {
         for (int r = -1; r < repeats; r++) {
@@ -277,11 +352,18 @@ int main(int argc, char **argv)
             }
         }
         double m = bench_median(v, (size_t)repeats);
-        printf("%-10s %12.3f %12.3f %14.0f\n", level_name[level], m, level ? m - prev : 0.0,
+        if (level == 0) flag = m;
+        if (level == L_NSTACKED) {
+            stacked = prev;
+            printf("designs not in the library (added: against flag)\n");
+        }
+        printf("%-10s %12.3f %12.3f %14.0f\n", level_name[level], m,
+               level == 0 ? 0.0 : level < L_NSTACKED ? m - prev : m - flag,
                bench_median(pc, (size_t)repeats));
         if (csv) fprintf(csv, "%s,%s,%s,%d,%.4f\n", prop.name, path, level_name[level], threads, m);
         prev = m;
     }
+    prev = stacked; /* gcomm's row adds to the stacked levels */
 
     /* the real calls */
     if (gcomm_init() != GCOMM_SUCCESS) {
