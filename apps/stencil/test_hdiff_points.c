@@ -1,8 +1,13 @@
 /* The point walk of the horizontal diffusion kernels (hd_walk_t in hdiff_common.h) against the
  * direct form below, for every point a thread of a block or a grid visits: layouts of one to many
  * lines, steps below a line, of whole lines, of several levels, and steps that do not divide a
- * line. CPU only (the functions are GCOMM_HD). */
+ * line. CPU only (the functions are GCOMM_HD). Built with OpenMP, it also checks that the serial
+ * reference gives the same bits on every core as on one (the GPU variants are checked against
+ * it bit for bit). */
 #include <stdio.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "hdiff_common.h"
 
@@ -62,5 +67,20 @@ int main(void)
                     cases++;
                 }
     printf("test_hdiff_points: %ld layouts x steps, %ld points walked wrong\n", cases, bad);
+#ifdef _OPENMP
+    /* an uneven domain (lines not a multiple of the threads), enough steps for the limiter */
+    hd_layout_t L1, Ln;
+    omp_set_num_threads(1);
+    double *one = hd_reference_result(37, 45, 3, 9, &L1);
+    omp_set_num_threads(omp_get_num_procs() > 1 ? omp_get_num_procs() : 4);
+    double *many = hd_reference_result(37, 45, 3, 9, &Ln);
+    const size_t n = hd_plane(L1) * (size_t)L1.nk;
+    const int same = one && many && memcmp(one, many, n * sizeof(double)) == 0;
+    printf("test_hdiff_points: reference on 1 and %d threads: %s\n", omp_get_max_threads(),
+           same ? "same bits" : "DIFFERENT");
+    free(one);
+    free(many);
+    if (!same) bad++;
+#endif
     return bad ? 1 : 0;
 }
