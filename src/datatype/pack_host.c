@@ -71,6 +71,23 @@ static inline void copy_small(char *dst, const char *src, size_t n)
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+/* 32 and 128 bytes through 32-byte unaligned loads and stores (the loads of 128 first). */
+__attribute__((target("avx2"))) static inline void move32_avx2(char *dst, const char *src)
+{
+    _mm256_storeu_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
+}
+__attribute__((target("avx2"))) static inline void move128_avx2(char *dst, const char *src)
+{
+    __m256i a = _mm256_loadu_si256((const __m256i *)src);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(src + 32));
+    __m256i x = _mm256_loadu_si256((const __m256i *)(src + 64));
+    __m256i y = _mm256_loadu_si256((const __m256i *)(src + 96));
+    _mm256_storeu_si256((__m256i *)dst, a);
+    _mm256_storeu_si256((__m256i *)(dst + 32), b);
+    _mm256_storeu_si256((__m256i *)(dst + 64), x);
+    _mm256_storeu_si256((__m256i *)(dst + 96), y);
+}
+
 /* Blocks of 1 KiB and more that do not stream, when packing: 32-byte unaligned loads and stores,
  * not one libc memcpy call per block. glibc chooses its path on every call by size (on the
  * CI-class EPYC: a vector loop below 2112 bytes, rep movsb above), which per block cost gcomm the
@@ -84,21 +101,9 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
         return;
     }
     size_t i = 0;
-    for (; i + 128 <= n; i += 128) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
-        __m256i x = _mm256_loadu_si256((const __m256i *)(src + i + 64));
-        __m256i y = _mm256_loadu_si256((const __m256i *)(src + i + 96));
-        _mm256_storeu_si256((__m256i *)(dst + i), a);
-        _mm256_storeu_si256((__m256i *)(dst + i + 32), b);
-        _mm256_storeu_si256((__m256i *)(dst + i + 64), x);
-        _mm256_storeu_si256((__m256i *)(dst + i + 96), y);
-    }
-    for (; i + 32 <= n; i += 32)
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
-    if (i < n) /* the last 32 bytes, overlapping bytes already written with the same values */
-        _mm256_storeu_si256((__m256i *)(dst + n - 32),
-                            _mm256_loadu_si256((const __m256i *)(src + n - 32)));
+    for (; i + 128 <= n; i += 128) move128_avx2(dst + i, src + i);
+    for (; i + 32 <= n; i += 32) move32_avx2(dst + i, src + i);
+    if (i < n) move32_avx2(dst + n - 32, src + n - 32); /* the last 32, overlapping: same values */
 }
 
 /* count rows of `size` bytes (a multiple of 32, 96 to 992) at mem, mem + stride, ... to or from
@@ -117,18 +122,8 @@ __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t
         char *d = pack ? p : mem;
         const char *s = pack ? mem : p;
         int64_t i = 0;
-        for (; i + 128 <= size; i += 128) {
-            __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
-            __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
-            __m256i x = _mm256_loadu_si256((const __m256i *)(s + i + 64));
-            __m256i y = _mm256_loadu_si256((const __m256i *)(s + i + 96));
-            _mm256_storeu_si256((__m256i *)(d + i), a);
-            _mm256_storeu_si256((__m256i *)(d + i + 32), b);
-            _mm256_storeu_si256((__m256i *)(d + i + 64), x);
-            _mm256_storeu_si256((__m256i *)(d + i + 96), y);
-        }
-        for (; i < size; i += 32)
-            _mm256_storeu_si256((__m256i *)(d + i), _mm256_loadu_si256((const __m256i *)(s + i)));
+        for (; i + 128 <= size; i += 128) move128_avx2(d + i, s + i);
+        for (; i < size; i += 32) move32_avx2(d + i, s + i);
     }
 }
 #define GCOMMI_HAVE_ROWS_VEC 1
