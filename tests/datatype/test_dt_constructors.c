@@ -93,6 +93,27 @@ static void plain_constructors(void)
         rt_struct(5, (int[]){3, 1, 2, 1, 1}, (ptrdiff_t[]){-7, 40, 0, 101, -64}, m));
 }
 
+/* Rows of every width class of the CPU copy loops (pack_host.c): up to 64 bytes as fixed moves,
+ * 96..992 bytes in multiples of 32 through rows_vec on AVX2 (x86 other than AMD), other widths
+ * below 1 KiB through memcpy, 1 KiB and more through the block copies; forwards, backwards, and
+ * as the rows of a 4-D subarray. */
+static void row_widths(void)
+{
+    static const int doubles[] = {4, 8, 12, 16, 20, 31, 32, 100, 124, 125, 128, 130};
+    for (unsigned k = 0; k < sizeof(doubles) / sizeof(doubles[0]); k++) {
+        const int bl = doubles[k];
+        char name[64];
+        snprintf(name, sizeof(name), "vector of %d-byte rows", 8 * bl);
+        run(name, rt_vector(5, bl, bl + 3, B(DOUBLE)));
+        snprintf(name, sizeof(name), "vector of %d-byte rows, negative stride", 8 * bl);
+        run(name, rt_vector(4, bl, -(bl + 5), B(DOUBLE)));
+    }
+    run("hvector of 96-byte rows at odd byte offsets", rt_hvector(6, 24, 101, B(INT)));
+    run("subarray 4-D, 256-byte rows",
+        rt_subarray(4, (int[]){4, 4, 6, 64}, (int[]){2, 2, 3, 32}, (int[]){1, 2, 3, 16},
+                    GCOMM_ORDER_C, B(DOUBLE)));
+}
+
 static void negative_strides(void)
 {
     run_pinned("vector negative stride", rt_vector(3, 2, -3, B(DOUBLE)), -48, 64);
@@ -344,6 +365,7 @@ int main(int argc, char **argv)
     printf("test_dt_constructors: seed 0x%016llx, import %s\n", (unsigned long long)state,
            opts.import ? "checked" : "NOT BUILT (no gcomm_mpi)");
     plain_constructors();
+    row_widths();
     negative_strides();
     zero_counts();
     resized_cases();
