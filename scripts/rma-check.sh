@@ -59,7 +59,7 @@ if [ $apps = 1 ]; then
     ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
     csv=$logs/hdiff_sweep.csv
     echo "nj_per_gpu,gpus,gcomm_us,gcomm_lines_us,twin_us,twin_halo_us,twin_halo_share,speedup,verified" >"$csv"
-    for nj in 32 64 128 320 640 1280 2560 5120; do
+    for nj in 32 64 128 320 640 1280 2560 3840 5120; do
         g=$(timeout 120 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 2>&1)
         gl=$(timeout 120 "$b/apps/stencil/hdiff_gcomm" --ni 128 --nj $nj --nk 26 --steps 100 \
             --halo lines 2>&1)
