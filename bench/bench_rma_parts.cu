@@ -112,6 +112,8 @@ static __device__ __forceinline__ void ll_send(side_t *me, side_t *peer, unsigne
         st_relaxed64(&peer->ring[0], (uint64_t)seq << 32 | (uint32_t)pay, sys);
         st_relaxed64(&peer->ring[1], (uint64_t)seq << 32 | (uint32_t)(pay >> 32), sys);
     }
+    /* the last two of the four barriers a put has (level barriers and above), so that ll and
+     * llreserve differ from those levels by the fences alone */
     __syncthreads();
     __syncthreads();
 }
