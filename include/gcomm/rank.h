@@ -103,6 +103,16 @@ typedef struct {
     uint32_t credit_seen;
     uint32_t credit_slot;                     /* the slot last published to that target */
     uint32_t remote_mask;                     /* GPUs reached through the proxy (rt.h) */
+    /* inline puts (notif.h): the largest payload that travels inside a notification (0: none),
+     * the one target this rank may have inline entries outstanding to (-1: none) and the slot
+     * after its last one, the own window whose base an inline entry last wrote into, and
+     * whether the block has put data with no release after it (a plain put) */
+    uint32_t inline_max;
+    int32_t inl_target;
+    uint32_t inl_end;
+    int32_t inl_win;
+    char *inl_base;
+    uint32_t dirty;
     uint32_t proxy_ids;                       /* proxy commands this rank has posted ... */
     uint32_t proxy_flushed;                   /* ... and the last one known to be done */
     uint32_t proxy_seen;                      /* the proxy ring's credit last loaded */

@@ -22,6 +22,11 @@
     X(queue_depth, INT, "64",                                                                 \
       "Notifications in flight from one GPU to one rank before its senders wait for credit "   \
       "(rounded up to a power of two)")                                                        \
+    X(inline_max, INT, "8",                                                                   \
+      "A put_notify of at most this many bytes (0..8) to a rank of a GPU this one reaches "    \
+      "with loads and stores carries its payload inside the notification, with no fence: it "  \
+      "orders only its own data before the notification (0: every notified put releases "      \
+      "everything the block wrote before it)")                                                 \
     X(pending_max, INT, "1024",                                                               \
       "Notifications a rank holds that arrived but match none of its waits yet; beyond, the "  \
       "queues apply back-pressure")                                                            \

@@ -210,8 +210,9 @@ static int notified_post(gcommi_gpu_proxy_t *gp, int32_t target, int32_t source,
     uint32_t slot;
     GCOMMI_CHECK(gcommi_proxy_lane_reserve(p, sg, target, &slot));
     uint64_t *ring = (uint64_t *)(gp->dev_seg[li] + p->off_ring) +
-                     ((int64_t)(target - p->rank_base[tg]) * p->ngpus + sg) * p->depth;
-    return svc_post(gp, li, dst, src, bytes, &ring[slot & (p->depth - 1)],
+                     ((int64_t)(target - p->rank_base[tg]) * p->ngpus + sg) * p->depth *
+                         GCOMMI_ENTRY_WORDS;
+    return svc_post(gp, li, dst, src, bytes, gcommi_lane_entry(ring, p->depth, slot),
                     gcommi_notif_pack(slot, source, tag, win));
 }
 

@@ -50,6 +50,9 @@ void gcommi_param_defaults(gcommi_param_t *p, uint32_t launch_id)
     p->pending_cap = (uint32_t)(cfg->pending_max > 1 ? cfg->pending_max : 1);
     p->launch_id = launch_id;
     p->timeout_ns = (uint64_t)(cfg->timeout_ms > 0 ? cfg->timeout_ms : 1) * 1000000ull;
+    p->inline_max = cfg->inline_max <= 0 ? 0
+                    : cfg->inline_max > GCOMMI_INLINE_MAX ? GCOMMI_INLINE_MAX
+                                                          : (uint32_t)cfg->inline_max;
 }
 
 void gcommi_segment_layout(gcommi_param_t *p, int maxlocal)
@@ -65,7 +68,8 @@ void gcommi_segment_layout(gcommi_param_t *p, int maxlocal)
     p->off_consumed = off;
     off = round_up(off + W * sizeof(uint32_t), 256);
     p->off_ring = off;
-    off = round_up(off + (size_t)maxlocal * p->ngpus * p->depth * sizeof(uint64_t), 256);
+    off = round_up(off + (size_t)maxlocal * p->ngpus * p->depth * GCOMMI_ENTRY_WORDS *
+                             sizeof(uint64_t), 256);
     p->priv_stride = round_up(sizeof(gcommi_priv_t) + p->pending_cap * sizeof(gcommi_notif_t), 128);
     p->off_priv = off;
     off = round_up(off + (size_t)maxlocal * p->priv_stride, 256);

@@ -544,6 +544,116 @@ GCOMM_HD_INLINE void body_flush(gcomm_param_t param, uint64_t *buf, unsigned *er
     gcomm_finish(&ctx);
 }
 
+/* ---- inline puts (notif.h): a put_notify of at most 8 bytes carries its payload inside the
+ * notification and the target writes it into its window when it takes the entry. Checked: every
+ * size 1..8 at odd offsets, neighbouring bytes untouched; a larger put over the same bytes after
+ * small ones lands last (the origin waits until its inline entries have landed); a barrier makes
+ * inline puts visible without any wait; a flushed inline put is read by a third rank's get; and
+ * (k_inline_nowait, checked by the host) puts nobody waits for are in the windows after
+ * gcomm_finish. ---- */
+
+#define INLINE_WORDS 64 /* 512-byte window per rank */
+#define INLINE_POISON 0x5Au
+
+GCOMM_HD_INLINE unsigned char inline_byte(int rank, int round, int k, int b)
+{
+    return (unsigned char)(mix(((uint64_t)rank << 32) ^ ((uint64_t)round << 16) ^
+                               ((uint64_t)k << 8) ^ (uint64_t)b) | 1u);
+}
+
+GCOMM_HD_INLINE void body_inline(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(param, &ctx);
+    int rank, size, lrank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    /* per rank: the window, 1 KiB to send from, 8 bytes to get into */
+    uint64_t *area = buf + (size_t)lrank * 4 * INLINE_WORDS;
+    unsigned char *mine = (unsigned char *)area, *send = (unsigned char *)(area + INLINE_WORDS);
+    uint64_t *got = area + 3 * INLINE_WORDS;
+    const int tid = gcomm_rank_thread(), nt = gcomm_rank_nthreads();
+    for (int b = tid; b < INLINE_WORDS * 8; b += nt) mine[b] = INLINE_POISON;
+    gcomm_win_t win;
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, INLINE_WORDS * 8, &win) ==
+               GCOMM_SUCCESS, errs);
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int round = 0; round < 4; round++) {
+        /* sizes 1..8 at offsets 64k + k (odd alignments), from send + 64k + (k & 3) */
+        for (int b = tid; b < 9 * 64; b += nt) send[b] = inline_byte(rank, round, b >> 6, b & 63);
+        gcomm_rank_sync();
+        for (int k = 0; k < 8; k++)
+            DCHECK(gcomm_put_notify(&ctx, win, right, 64 * k + k, (size_t)k + 1,
+                                    send + 64 * k + (k & 3), round) == GCOMM_SUCCESS, errs);
+        /* 16 bytes over the first two small puts' bytes (and more): this one must win */
+        DCHECK(gcomm_put_notify(&ctx, win, right, 0, 16, send + 8 * 64, round) == GCOMM_SUCCESS,
+               errs);
+        DCHECK(gcomm_wait_notifications(&ctx, win, left, round, 9) == GCOMM_SUCCESS, errs);
+        /* (bytes 480.. take the next phases' puts, which the left rank may send already) */
+        for (int b = tid; b < 8 * 60; b += nt) {
+            const int k = b >> 6, o = b & 63;
+            unsigned char want = INLINE_POISON;
+            if (b < 16) want = inline_byte(left, round, 8, b);
+            else if (o >= k && o < 2 * k + 1) want = inline_byte(left, round, k, o - k + (k & 3));
+            DCHECK(mine[b] == want, errs);
+        }
+        /* inline puts with no wait before a barrier: in the window after it */
+        DCHECK(gcomm_put_notify(&ctx, win, right, 8 * 60, 8, send + 9 * 8, 1000 + round) ==
+                   GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
+        for (int b = tid; b < 8; b += nt)
+            DCHECK(mine[8 * 60 + b] == inline_byte(left, round, 1, 8 + b), errs);
+        DCHECK(gcomm_wait_notifications(&ctx, win, left, 1000 + round, 1) == GCOMM_SUCCESS, errs);
+        /* a flushed inline put, read by the rank after its target */
+        DCHECK(gcomm_put_notify(&ctx, win, right, 8 * 62, 4, send + 7, 2000 + round) ==
+                   GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_win_flush(&ctx, win) == GCOMM_SUCCESS, errs);
+        const int right2 = (rank + 2) % size;
+        DCHECK(gcomm_notify(&ctx, win, right2, 3000 + round) == GCOMM_SUCCESS, errs);
+        const int left2 = (rank + 2 * size - 2) % size;
+        DCHECK(gcomm_wait_notifications(&ctx, win, left2, 3000 + round, 1) == GCOMM_SUCCESS, errs);
+        /* left2's put went to left's window */
+        DCHECK(gcomm_get(&ctx, win, left, 8 * 62, 4, got) == GCOMM_SUCCESS, errs);
+        gcomm_rank_sync();
+        for (int b = tid; b < 4; b += nt)
+            DCHECK(((unsigned char *)got)[b] == inline_byte(left2, round, 0, 7 + b), errs);
+        DCHECK(gcomm_wait_notifications(&ctx, win, left, 2000 + round, 1) == GCOMM_SUCCESS, errs);
+        /* everybody has read before the windows are poisoned again */
+        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
+        for (int b = tid; b < INLINE_WORDS * 8; b += nt) mine[b] = INLINE_POISON;
+        DCHECK(gcomm_barrier(&ctx, GCOMM_COMM_WORLD) == GCOMM_SUCCESS, errs);
+    }
+    int flag = 1;
+    DCHECK(gcomm_test_notifications(&ctx, win, GCOMM_ANY_SOURCE, GCOMM_ANY_TAG, 1, &flag) ==
+               GCOMM_SUCCESS && flag == 0, errs);
+    gcomm_win_free(&ctx, &win);
+    gcomm_finish(&ctx);
+}
+
+/* Inline puts nobody waits for: rank r puts 1 + r % 8 bytes at offset r % 8 and 8 bytes at
+ * offset 16 into its right neighbour's 64-byte window and ends. The host checks the windows after
+ * the launch (test_rma_device.cu, test_inline_nowait). */
+GCOMM_HD_INLINE void body_inline_nowait(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(param, &ctx);
+    int rank, size, lrank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    unsigned char *mine = (unsigned char *)(buf + (size_t)lrank * 8);
+    unsigned char *send = (unsigned char *)(buf + (size_t)1024 * 1024 + (size_t)lrank * 4);
+    if (gcomm_rank_thread() < 32) send[gcomm_rank_thread()] = inline_byte(rank, 7, 0, gcomm_rank_thread());
+    gcomm_win_t win;
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, 64, &win) == GCOMM_SUCCESS, errs);
+    const int right = (rank + 1) % size;
+    DCHECK(gcomm_put_notify(&ctx, win, right, rank % 8, 1 + rank % 8, send, 5) == GCOMM_SUCCESS,
+           errs);
+    DCHECK(gcomm_put_notify(&ctx, win, right, 16, 8, send + 16, 6) == GCOMM_SUCCESS, errs);
+    gcomm_finish(&ctx);
+}
+
 /* A put outside the window of a rank of another process (host ranks through the proxy): the
  * target's proxy refuses it, the put returns the error; nothing is written. The error stops every
  * process's ranks, also those that have not yet seen win_create's barrier end (its release reaches

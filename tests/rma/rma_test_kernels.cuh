@@ -55,6 +55,16 @@ __global__ void k_flush(gcomm_param_t param, uint64_t *buf, unsigned *errs)
     body_flush(param, buf, errs);
 }
 
+__global__ void k_inline(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    body_inline(param, buf, errs);
+}
+
+__global__ void k_inline_nowait(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    body_inline_nowait(param, buf, errs);
+}
+
 __global__ void k_outside(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
     body_outside(param, buf, errs);

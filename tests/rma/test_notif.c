@@ -1,7 +1,9 @@
 /* Notification lanes and matching (include/gcomm/detail/notif.h) on the CPU: the code the device
- * library runs, with host atomics. Matching order and wildcards; then producer threads sharing
- * lanes into one consumer through small rings (credits must hold them back), every notification
- * counted once, per-source order kept, and each payload visible once its notification is. */
+ * library runs, with host atomics. Matching order and wildcards; inline entries' words; then
+ * producer threads sharing lanes into one consumer through small rings (credits must hold them
+ * back), released and inline entries mixed, every notification counted once, per-source order
+ * kept, and each payload visible once its notification is (an inline one written by the consumer
+ * from the entry, as a target rank does). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -56,19 +58,59 @@ static void test_packing(void)
     TEST_CHECK(n.seq == 42 && n.source == 0 && n.tag == 0 && n.win == GCOMMI_WIN_VOID,
                "void entry");
     /* a ring slot written one lap earlier never looks current */
-    uint64_t ring[8] = {0};
+    uint64_t ring[8 * GCOMMI_ENTRY_WORDS] = {0}, w4[4];
     gcommi_notif_t out;
     gcommi_lane_publish(ring, 8, 3, 7, 9, 1, 1);
-    TEST_CHECK(gcommi_lane_poll(ring, 8, 3, &out, 1) == 1 && out.source == 7 && out.tag == 9,
+    TEST_CHECK(gcommi_lane_poll(ring, 8, 3, &out, w4, 1) == 1 && out.source == 7 && out.tag == 9,
                "slot 3 published");
-    TEST_CHECK(gcommi_lane_poll(ring, 8, 11, &out, 1) == 0, "slot 11 (same place) not yet");
-    TEST_CHECK(gcommi_lane_poll(ring, 8, 4, &out, 1) == 0, "slot 4 not yet");
+    TEST_CHECK(gcommi_lane_poll(ring, 8, 11, &out, w4, 1) == 0, "slot 11 (same place) not yet");
+    TEST_CHECK(gcommi_lane_poll(ring, 8, 4, &out, w4, 1) == 0, "slot 4 not yet");
     for (uint32_t slot = 65530; slot < 65545; slot++) { /* across the 16-bit wrap */
         gcommi_lane_publish(ring, 8, slot, 1, (int)slot & 0xff, 2, 1);
-        TEST_CHECK(gcommi_lane_poll(ring, 8, slot, &out, 1) == 1 && out.tag == ((int)slot & 0xff),
+        TEST_CHECK(gcommi_lane_poll(ring, 8, slot, &out, w4, 1) == 1 && out.tag == ((int)slot & 0xff),
                    "slot %u", slot);
-        TEST_CHECK(gcommi_lane_poll(ring, 8, slot + 8, &out, 1) == 0, "slot %u + 8", slot);
+        TEST_CHECK(gcommi_lane_poll(ring, 8, slot + 8, &out, w4, 1) == 0, "slot %u + 8", slot);
     }
+}
+
+/* Inline entries: the words carry offset, length and payload at their extremes; the notification
+ * word says "inline" and gives the window without the flag; an entry with only some of its words
+ * stored (or words of another lap) is not ready. */
+static void test_inline(void)
+{
+    uint64_t ring[8 * GCOMMI_ENTRY_WORDS] = {0}, off, pay, w4[4];
+    uint32_t len;
+    gcommi_notif_t out = {0, 0, 0, 0};
+    const uint64_t offs[3] = {0, 12345, GCOMMI_INLINE_OFFSET_MAX};
+    const uint64_t pays[3] = {0, 0x0123456789abcdefull, ~0ull};
+    for (uint32_t slot = 65534; slot < 65534 + 12; slot++) { /* across the 16-bit wrap */
+        const int k = (int)(slot % 3);
+        const uint32_t n = slot % (GCOMMI_INLINE_MAX + 1);
+        gcommi_lane_publish_inline(ring, 8, slot, GCOMMI_SOURCE_MAX, 77, 63, offs[k], n, pays[k], 1);
+        TEST_CHECK(gcommi_lane_poll(ring, 8, slot, &out, w4, 1) == 2 && out.win == 63 &&
+                       out.source == GCOMMI_SOURCE_MAX && out.tag == 77,
+                   "slot %u: inline entry seen, win %d", slot, out.win);
+        TEST_CHECK(gcommi_lane_poll(ring, 8, slot + 8, &out, w4, 1) == 0, "slot %u + 8", slot);
+        /* as polled, and with only the notification word seen (the rest loaded again) */
+        gcommi_lane_take_inline(gcommi_lane_entry(ring, 8, slot), slot, w4, &off, &len, &pay, 1);
+        TEST_CHECK(off == offs[k] && len == n && pay == pays[k], "slot %u as polled", slot);
+        w4[1] = w4[2] = w4[3] = gcommi_lane_seq(slot + 8); /* words of another lap */
+        gcommi_lane_take_inline(gcommi_lane_entry(ring, 8, slot), slot, w4, &off, &len, &pay, 1);
+        TEST_CHECK(off == offs[k] && len == n && pay == pays[k],
+                   "slot %u: offset %llu len %u payload %llx", slot, (unsigned long long)off, len,
+                   (unsigned long long)pay);
+    }
+    /* words of an earlier lap (the payload words not yet rewritten) are not ready */
+    uint64_t x[3];
+    gcommi_inline_pack(5, 1, 1, 1, x);
+    TEST_CHECK(gcommi_inline_ready(x, 5) && !gcommi_inline_ready(x, 13), "ready by seq");
+    x[2] = gcommi_lane_seq(13) | 1;
+    TEST_CHECK(!gcommi_inline_ready(x, 5), "one word of another lap");
+    /* a void entry is never inline; a released entry is not */
+    TEST_CHECK(!gcommi_notif_inline(gcommi_notif_pack(1, 1, 1, GCOMMI_WIN_VOID)) &&
+                   !gcommi_notif_inline(gcommi_notif_pack(1, 1, 1, 63)) &&
+                   gcommi_notif_inline(gcommi_notif_pack(1, 1, 1, 5 | GCOMMI_WIN_INLINE)),
+               "inline flag");
 }
 
 static void test_matching(void)
@@ -131,7 +173,7 @@ static void test_plist(void)
 #define PENDING_CAP 16
 
 typedef struct {
-    uint64_t ring[LANES][DEPTH];
+    uint64_t ring[LANES][DEPTH * GCOMMI_ENTRY_WORDS];
     uint32_t tail[LANES];      /* per lane: producers' reservation counter */
     uint32_t consumed[LANES];  /* per lane: consumer's credit return */
     uint32_t *payload;         /* [PRODUCERS][count]: written before each notification */
@@ -149,10 +191,17 @@ static void *producer(void *argp)
     world_t *w = a->w;
     int lane = a->id % LANES;
     for (long i = 0; i < w->count; i++) {
-        w->payload[(size_t)a->id * w->count + i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)a->id;
+        const uint32_t value = (uint32_t)(i * 2654435761u) ^ (uint32_t)a->id;
+        /* every third notification carries its payload inline (the consumer writes it) */
+        const int inl = i % 3 == 1;
+        if (!inl) w->payload[(size_t)a->id * w->count + i] = value;
         uint32_t slot = gcommi_lane_reserve(&w->tail[lane]);
         while (!gcommi_lane_has_credit(&w->consumed[lane], slot, DEPTH, 1)) sched_yield();
-        gcommi_lane_publish(w->ring[lane], DEPTH, slot, a->id, (int)(i % 1000000), 0, 1);
+        if (inl)
+            gcommi_lane_publish_inline(w->ring[lane], DEPTH, slot, a->id, (int)(i % 1000000), 0,
+                                       (uint64_t)i, 4, value, 1);
+        else
+            gcommi_lane_publish(w->ring[lane], DEPTH, slot, a->id, (int)(i % 1000000), 0, 1);
     }
     return NULL;
 }
@@ -171,13 +220,27 @@ static void test_threads(long count)
     gcommi_notif_t pending[PENDING_CAP];
     uint32_t npending = 0, next[LANES] = {0}, returned[LANES] = {0};
     long expect[PRODUCERS] = {0}, total = 0, bad_payload = 0, bad_order = 0, rounds = 0;
+    long bad_inline = 0;
     uint64_t rng = gcommt_seed(7);
     while (total < PRODUCERS * count) {
         /* drain like the device library does */
         for (int l = 0; l < LANES; l++) {
             uint32_t first = next[l];
+            int hit;
+            uint64_t w4[4];
             while (npending < PENDING_CAP &&
-                   gcommi_lane_poll(w->ring[l], DEPTH, next[l], &pending[npending], 1)) {
+                   (hit = gcommi_lane_poll(w->ring[l], DEPTH, next[l], &pending[npending], w4,
+                                           1))) {
+                if (hit == 2) { /* the target writes an inline payload where it belongs */
+                    uint64_t off, pay;
+                    uint32_t len;
+                    gcommi_lane_take_inline(gcommi_lane_entry(w->ring[l], DEPTH, next[l]),
+                                            next[l], w4, &off, &len, &pay, 1);
+                    if (len == 4 && off < (uint64_t)count)
+                        w->payload[(size_t)pending[npending].source * count + off] = (uint32_t)pay;
+                    else
+                        bad_inline++;
+                }
                 npending++;
                 next[l]++;
             }
@@ -212,6 +275,7 @@ static void test_threads(long count)
     for (int p = 0; p < PRODUCERS; p++) pthread_join(t[p], NULL);
     TEST_CHECK(bad_order == 0, "%ld notifications out of per-source order", bad_order);
     TEST_CHECK(bad_payload == 0, "%ld payloads not visible with their notification", bad_payload);
+    TEST_CHECK(bad_inline == 0, "%ld inline entries with a wrong length or offset", bad_inline);
     for (int p = 0; p < PRODUCERS; p++)
         TEST_CHECK(expect[p] == count, "producer %d: %ld of %ld matched", p, expect[p], count);
     TEST_CHECK(npending == 0, "%u left pending", npending);
@@ -228,6 +292,7 @@ int main(int argc, char **argv)
 {
     long count = argc > 1 ? atol(argv[1]) : 250000;
     test_packing();
+    test_inline();
     test_matching();
     test_plist();
     test_threads(count);

@@ -100,6 +100,36 @@ static void run_case(gpus_t *g, const char *name, const void *kernel, int blocks
            e ? "FAILED" : "ok");
 }
 
+/* k_inline_nowait: every window holds its left neighbour's two puts after the launch, though
+ * nobody waited for them, and nothing else (the poison around them). */
+static void test_inline_nowait(gpus_t *g, int blocks)
+{
+    zero_errs(g);
+    TEST_OK(run3(g, gcomm_kernel(k_inline_nowait), blocks, 64));
+    const int size = blocks * g->n;
+    long bad = 0;
+    for (int i = 0; i < g->n; i++) {
+        unsigned char *h = (unsigned char *)malloc((size_t)blocks * 64);
+        CUDA_OK(cudaSetDevice(g->dev[i]));
+        CUDA_OK(cudaMemcpy(h, g->buf[i], (size_t)blocks * 64, cudaMemcpyDeviceToHost));
+        for (int lr = 0; lr < blocks; lr++) {
+            const int r = i * blocks + lr, l = (r + size - 1) % size;
+            for (int b = 0; b < 64; b++) {
+                unsigned char want = 0xA5;
+                if (b >= l % 8 && b < 2 * (l % 8) + 1) want = inline_byte(l, 7, 0, b - l % 8);
+                else if (b >= 16 && b < 24) want = inline_byte(l, 7, 0, b);
+                bad += h[(size_t)lr * 64 + b] != want;
+            }
+        }
+        free(h);
+    }
+    unsigned e = sum_errs(g);
+    TEST_CHECK(e == 0 && bad == 0, "inline, no wait: %u failed device checks, %ld bytes differ", e,
+               bad);
+    printf("%-8s %d GPU(s) x %d blocks: %s\n", "inl-nowait", g->n, blocks,
+           e || bad ? "FAILED" : "ok");
+}
+
 static void test_stress(gpus_t *g, long total_notifications)
 {
     int blocks = total_notifications < 100000 ? 8 : 64, ngpus = g->n, size = blocks * ngpus;
@@ -279,6 +309,8 @@ int main(int argc, char **argv)
         run_case(&g, "overlap", gcomm_kernel(k_overlap), 8, 64);
         run_case(&g, "log", gcomm_kernel(k_log), 4, 64);
         run_case(&g, "flush", gcomm_kernel(k_flush), 4, 64);
+        run_case(&g, "inline", gcomm_kernel(k_inline), 4, 64);
+        test_inline_nowait(&g, 4);
         test_typed(&g, 4);
         test_stress(&g, stress_n);
         test_errors(&g);
@@ -292,6 +324,9 @@ int main(int argc, char **argv)
         run_case(&g, "overlap", gcomm_kernel(k_overlap), 64, 128);
         run_case(&g, "log", gcomm_kernel(k_log), 4, 64);
         run_case(&g, "flush", gcomm_kernel(k_flush), sms, 128);
+        run_case(&g, "inline", gcomm_kernel(k_inline), 2, 32);
+        run_case(&g, "inline", gcomm_kernel(k_inline), sms, 128);
+        test_inline_nowait(&g, sms);
         test_typed(&g, sms);
         run_case(&g, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */
         test_stress(&g, stress_n);

@@ -47,6 +47,11 @@ int gcommi_host_proxy_wait(void *proxy, int32_t source, uint32_t id);
 
 /* ---- small helpers ---- */
 
+/* (defined below, with the barrier and the notification queues) */
+GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm);
+GCOMM_HD_INLINE int gcommi_inline_confirm_t0(gcomm_context_t *ctx, int op, int win);
+GCOMM_HD_INLINE void gcommi_progress_t0(gcomm_context_t *ctx);
+
 /* Segment addressing from the block's shared copy of the parameter (rt.h has the same from the
  * parameter itself, for the host). */
 GCOMM_HD_INLINE int gcommi_ctx_gpu_of_rank(const gcomm_context_t *ctx, int r)
@@ -71,7 +76,7 @@ GCOMM_HD_INLINE uint64_t *gcommi_ctx_ring(const gcomm_context_t *ctx, int gpu, i
                                                    int src_gpu)
 {
     return (uint64_t *)(ctx->seg[gpu] + ctx->off_ring) +
-           ((int64_t)local * ctx->ngpus + src_gpu) * ctx->depth;
+           ((int64_t)local * ctx->ngpus + src_gpu) * ctx->depth * GCOMMI_ENTRY_WORDS;
 }
 
 /* Ring of the lane from source GPU g into this rank, in this GPU's segment (the lanes from remote
@@ -441,6 +446,18 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->credit_seen = 0;
         ctx->credit_slot = 0;
         ctx->remote_mask = p->remote_mask;
+        /* Inline puts go between GPU ranks that all reach each other with loads and stores:
+         * not in a job over the proxy, nor on host ranks (then gcomm_finish needs no barrier) */
+#if defined(__CUDA_ARCH__)
+        ctx->inline_max = p->remote_mask ? 0 : p->inline_max;
+#else
+        ctx->inline_max = 0;
+#endif
+        ctx->inl_target = -1;
+        ctx->inl_end = 0;
+        ctx->inl_win = GCOMM_WIN_NULL;
+        ctx->inl_base = NULL;
+        ctx->dirty = 0;
         ctx->proxy_ids = 0;
         ctx->proxy_flushed = 0;
         ctx->proxy_seen = 0;
@@ -455,6 +472,14 @@ GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx)
 {
     gcommi_block_sync();
     if (gcommi_tid() == 0) {
+        /* Inline puts land in their windows when their targets take them from the lanes: a
+         * target that ended without waiting for them would leave them there. So with inline
+         * puts on, no rank ends before every rank has confirmed its own (a world barrier, whose
+         * waits take in notifications meanwhile). */
+        if (ctx->inline_max && !gcommi_aborted(ctx)) {
+            int bst = gcommi_barrier_t0(ctx, GCOMM_COMM_WORLD);
+            (void)bst; /* a failure is recorded (error report, abort word) and returned below */
+        }
         gcommi_fence_sc_sys();
         int st = gcommi_proxy_flush_t0(ctx); /* what this rank gave the proxy is done */
         if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, -1, -1, 0, 0);
@@ -510,8 +535,12 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
 {
     const gcommi_param_t *p = ctx->p;
     gcommi_ctrl_t *c = ctx->ctrl;
+    /* this rank's inline puts are in their windows (every rank confirms its own before it
+     * arrives, so none is left in a lane once the barrier is passed) */
+    int st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_BARRIER, comm);
+    if (st) return st;
     gcommi_fence_sys(); /* release everything the block wrote (it passed a bar.sync) */
-    int st;
+    ctx->dirty = 0;
     /* and what it gave the proxy: its puts to other processes are in place before anybody passes */
     if (comm == GCOMM_COMM_WORLD && (st = gcommi_proxy_flush_t0(ctx))) {
         gcommi_fail_proxy(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0);
@@ -538,6 +567,7 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
             gcommi_fetch_add_sys(cross, 1);
             while ((int32_t)(gcommi_ld_acquire_sys(cross) - epoch * (uint32_t)ctx->ngpus) < 0) {
                 if ((st = gcommi_poll_check(ctx, start, GCOMMI_OP_BARRIER, comm, -1))) goto fail;
+                gcommi_progress_t0(ctx);
                 gcommi_pause(++spins);
             }
         }
@@ -545,6 +575,7 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
     } else {
         while ((int32_t)(gcommi_ld_acquire_sys(&c->bar_gen[comm].v) - epoch) < 0) {
             if ((st = gcommi_poll_check(ctx, start, GCOMMI_OP_BARRIER, comm, -1))) goto fail;
+            gcommi_progress_t0(ctx);
             gcommi_pause(++spins);
         }
     }
@@ -659,6 +690,7 @@ GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
         ctx->wins_used[comm] &= ~(1u << (id % GCOMMI_MAX_WINS));
         for (int c = 0; c < GCOMMI_RCACHE; c++)
             if (ctx->rcache_win[c] == id) ctx->rcache_win[c] = GCOMM_WIN_NULL;
+        if (ctx->inl_win == id) ctx->inl_win = GCOMM_WIN_NULL;
         ctx->status = st;
     }
     gcommi_block_sync();
@@ -682,22 +714,28 @@ GCOMM_HD_INLINE int gcommi_check_args(gcomm_context_t *ctx, int op, gcomm_win_t 
     return st;
 }
 
-/* The window table lookup behind gcommi_resolve's cache: base and size of target's part of a
- * window (0 if the entry is not valid), cached for the next call. All threads. */
-GCOMM_HD_INLINE int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
-                                                 int target, int c, char **base_out,
-                                                 uint64_t *size_out)
+/* Where a window entry's memory is, as this GPU addresses it. */
+GCOMM_HD_INLINE char *gcommi_win_base(const gcomm_context_t *ctx, const gcommi_win_entry_t *e)
 {
     const gcommi_param_t *p = ctx->p;
-    const gcommi_win_entry_t *e = gcommi_seg_win(p, ctx->gpu, win, target);
+    if (e->proc == ctx->proc) /* same process: the owner's address works here */
+        return (char *)(uintptr_t)e->addr;
+    return p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]);
+}
+
+/* The window table lookup behind gcommi_resolve's cache: base and size of target's part of a
+ * window (0 if the entry is not valid), cached for the next call. All threads (block), or thread 0
+ * alone. */
+GCOMM_HD_INLINE int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
+                                                 int target, int c, char **base_out,
+                                                 uint64_t *size_out, int block)
+{
+    const gcommi_win_entry_t *e = gcommi_seg_win(ctx->p, ctx->gpu, win, target);
     int valid = e->valid;
     uint64_t size = e->size;
-    char *base;
-    if (e->proc == ctx->proc) /* same process: the owner's address works here */
-        base = (char *)(uintptr_t)e->addr;
-    else
-        base = p->region_view[e->gpu][e->region] + (e->addr - p->region_base[e->gpu][e->region]);
-    gcommi_block_sync(); /* every thread has read the cache before thread 0 changes it */
+    char *base = gcommi_win_base(ctx, e);
+    /* every thread has read the cache before thread 0 changes it */
+    if (block) gcommi_block_sync();
     if (gcommi_tid() == 0 && valid) {
         ctx->rcache_win[c] = win;
         ctx->rcache_target[c] = target;
@@ -709,11 +747,26 @@ GCOMM_HD_INLINE int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
     return valid;
 }
 
+/* The end of a window lookup: the address of [offset, offset + bytes) in target's part (base,
+ * size; valid: the entry was), or the error, recorded by thread 0. */
+GCOMM_HD_INLINE int gcommi_resolve_bounds(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                          size_t offset, size_t bytes, int op, char *base,
+                                          uint64_t size, int valid, char **addr)
+{
+    if (GCOMMI_UNLIKELY(!valid || offset > size || bytes > size - offset)) {
+        if (gcommi_tid() == 0)
+            gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
+        return GCOMM_ERR_WINDOW;
+    }
+    *addr = base + offset;
+    return GCOMM_SUCCESS;
+}
+
 /* Address (as this GPU sees it) of [offset, offset + bytes) of target's part of a window (a
  * checked window and rank), after checking the bounds. Run by every thread; thread 0 records a
  * failure. */
-GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int target,
-                                            size_t offset, size_t bytes, int op, char **addr)
+GCOMM_HD_INLINE int gcommi_resolve_in(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                      size_t offset, size_t bytes, int op, char **addr, int block)
 {
     /* A hit in the block's cache saves a chain of global loads (which miss the L1 after any
      * acquire) and a block barrier. Entry target % GCOMMI_RCACHE: a ring's left and right
@@ -729,30 +782,38 @@ GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int ta
         base = ctx->rcache_addr[c];
         size = ctx->rcache_size[c];
     } else {
-        valid = gcommi_resolve_miss(ctx, win, target, c, &base, &size);
+        valid = gcommi_resolve_miss(ctx, win, target, c, &base, &size, block);
     }
-    if (GCOMMI_UNLIKELY(!valid || offset > size || bytes > size - offset)) {
-        if (gcommi_tid() == 0)
-            gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
-        return GCOMM_ERR_WINDOW;
-    }
-    *addr = base + offset;
-    return GCOMM_SUCCESS;
+    return gcommi_resolve_bounds(ctx, win, target, offset, bytes, op, base, size, valid, addr);
+}
+
+GCOMM_HD_INLINE int gcommi_resolve(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                   size_t offset, size_t bytes, int op, char **addr)
+{
+    return gcommi_resolve_in(ctx, win, target, offset, bytes, op, addr, 1);
+}
+
+/* gcommi_resolve for thread 0 alone (the rest of the block is not in the call's path, so the
+ * cache needs no barrier to change). */
+GCOMM_HD_INLINE int gcommi_resolve_t0(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                      size_t offset, size_t bytes, int op, char **addr)
+{
+    return gcommi_resolve_in(ctx, win, target, offset, bytes, op, addr, 0);
 }
 
 /* Thread 0: looks at the head entry of every lane into this rank once; lane0 is
  * gcommi_ctx_lane_ring(ctx, 0), the lanes from the source GPUs following it `depth` entries
  * apart: a wait computes it once, so that an empty poll, which it repeats until its
- * notifications come, does not recompute the lanes' addresses from the shared context (the
- * acquire load's memory clobber makes the compiler reload and recompute every one of them each
- * time). The lane from this GPU is loaded with an acquire (its word goes to *own_w: a hit needs
- * nothing more); with several lanes, the heads of the others (peer GPUs, the proxy) are loaded
- * first with relaxed loads, so that their latencies overlap (gcommi_drain_lanes loads a hit there
- * again with an acquire). Returns one bit per lane whose head holds a published entry. */
+ * notifications come, does not recompute the lanes' addresses from the shared context. Relaxed
+ * loads (a hit is acquired by gcommi_drain_lanes when it is a released entry; an inline one needs
+ * nothing); the own GPU's lane is loaded last, after the others' loads have been issued, so that
+ * their latencies overlap. Its four words go to own_w (an inline entry's words come with its
+ * notification word). Returns one bit per lane whose head holds a published entry. */
 GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
-                                           uint64_t *own_w)
+                                           uint64_t own_w[4])
 {
     const uint32_t depth = ctx->depth, mask = depth - 1;
+    const size_t lane_words = (size_t)depth * GCOMMI_ENTRY_WORDS;
     const int own = ctx->gpu;
     uint32_t hits = 0;
     if (GCOMMI_UNLIKELY(ctx->ngpus > 1)) {
@@ -764,7 +825,8 @@ GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uin
         for (int g = 0; g < ctx->ngpus; g++) {
             if (g == own) continue;
             const uint32_t n = ctx->lane_next[g];
-            const uint64_t w = gcommi_ld_relaxed64(lane0 + (size_t)g * depth + (n & mask), 1);
+            const uint64_t w = gcommi_ld_relaxed64(
+                lane0 + (size_t)g * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS, 1);
             if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
             wp = w;
             np = n;
@@ -773,20 +835,49 @@ GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uin
         if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
     }
     const uint32_t n = ctx->lane_next[own];
-    *own_w = gcommi_ld_acquire64(lane0 + (size_t)own * depth + (n & mask), 0);
-    if (gcommi_lane_published(*own_w, n)) hits |= 1u << own;
+    gcommi_lane_load(lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS,
+                     own_w, 0);
+    if (gcommi_lane_published(own_w[0], n)) hits |= 1u << own;
     return hits;
 }
 
+/* Thread 0: writes the payload of an inline entry (its words at e, read position next, in the
+ * lane from a GPU at scope sys) into this rank's part of window e->win, where its producer
+ * checked that it fits. The producer stored nothing into the window: the data land when the
+ * entry leaves the lane, in the lane's order, so a later put of the same producer (which waits
+ * until this entry has been taken, gcommi_inline_confirm_t0) is never overwritten by it. */
+GCOMM_HD_INLINE void gcommi_inline_apply(gcomm_context_t *ctx, const uint64_t *e, uint32_t next,
+                                         uint64_t w[4], int win, int sys)
+{
+    uint64_t offset, payload;
+    uint32_t len;
+    gcommi_lane_take_inline(e, next, w, &offset, &len, &payload, sys);
+    if (len == 0) return;
+    if (ctx->inl_win != win) {
+        const int comm = gcommi_win_comm(win);
+        const int me = comm == GCOMM_COMM_WORLD ? ctx->rank : ctx->local_rank;
+        ctx->inl_base = (char *)(uintptr_t)gcommi_seg_win(ctx->p, ctx->gpu, win, me)->addr;
+        ctx->inl_win = win;
+    }
+    char *d = ctx->inl_base + offset;
+    if (len == 8 && ((uintptr_t)d & 7) == 0) {
+        *(uint64_t *)d = payload;
+    } else if (len == 4 && ((uintptr_t)d & 3) == 0) {
+        *(uint32_t *)d = (uint32_t)payload;
+    } else {
+        for (uint32_t k = 0; k < len; k++) d[k] = (char)(payload >> (8 * k));
+    }
+}
+
 /* Thread 0: moves published notifications out of the lanes in `hits` (gcommi_lanes_peek; own_w:
- * the own lane's head word it loaded with an acquire; a peer lane's head, seen with a relaxed
- * load, is loaded again with an acquire). While *need > 0, those matching (win, source, tag) are
+ * the own lane's head word). A released entry is acquired, an inline one's payload written into
+ * the window (gcommi_inline_apply). While *need > 0, those matching (win, source, tag) are
  * consumed on the spot and counted down; void ones are dropped; the others are appended to the
  * pending list (in order of arrival) until it is full: then the lanes fill and their producers
  * wait for credit (back-pressure). need == NULL: everything is appended. Returns credits that
  * are due (in batches) and how many entries left the lanes. */
 GCOMM_HD_INLINE uint32_t gcommi_drain_lanes(gcomm_context_t *ctx, int win, int source, int tag,
-                                            uint32_t *need, uint32_t hits, uint64_t own_w)
+                                            uint32_t *need, uint32_t hits, const uint64_t own_w[4])
 {
     gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
     uint32_t moved = 0;
@@ -799,26 +890,34 @@ GCOMMI_UNROLL
         uint64_t *ring = gcommi_ctx_lane_ring(ctx, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
-        /* a peer lane's head, seen published with a relaxed load, is loaded again with an
-         * acquire by gcommi_lane_check (given its sequence number) */
-        const uint64_t w = sys ? gcommi_lane_seq(next) : own_w;
-        int hit = gcommi_lane_check(&ring[next & (ctx->depth - 1)], w, next, &e, sys, !sys);
+        uint64_t w[4];
+        /* the head was seen published by gcommi_lanes_peek (a peer lane's entry is reloaded) */
+        int hit;
+        if (sys) {
+            hit = gcommi_lane_poll(ring, ctx->depth, next, &e, w, 1);
+        } else {
+            for (int k = 0; k < 4; k++) w[k] = own_w[k];
+            hit = gcommi_lane_check(w[0], next, &e, 0);
+        }
         while (hit) {
+            /* a full pending list keeps the entry in the lane, and with it its payload */
+            const int keep = !(need && *need && gcommi_notif_matches(&e, win, source, tag));
+            if (keep && e.win != GCOMMI_WIN_VOID && pl.n >= pl.cap) break;
+            if (hit == 2) gcommi_inline_apply(ctx, gcommi_lane_entry(ring, ctx->depth, next), next,
+                                              w, e.win, sys);
             if (e.win == GCOMMI_WIN_VOID) {
                 /* dropped */
-            } else if (need && *need && gcommi_notif_matches(&e, win, source, tag)) {
+            } else if (!keep) {
                 (*need)--;
-            } else if (pl.n < pl.cap) {
-                gcommi_plist_push(ctx->pending, &pl, &e);
             } else {
-                break; /* full: leave it in the lane */
+                gcommi_plist_push(ctx->pending, &pl, &e);
             }
             next++;
             /* a wait that has what it needs returns now: looking at the next entry would put
              * one more memory latency on every notification's path (later entries stay in the
              * lane, behind the held ones, so the order of arrival is kept) */
             if (need && *need == 0) break;
-            hit = gcommi_lane_poll(ring, ctx->depth, next, &e, sys);
+            hit = gcommi_lane_poll(ring, ctx->depth, next, &e, w, sys);
         }
         ctx->lane_next[g] = next;
         moved += next - first;
@@ -838,8 +937,8 @@ GCOMMI_UNROLL
 GCOMM_HD_INLINE uint32_t gcommi_drain_from(gcomm_context_t *ctx, const uint64_t *lane0, int win,
                                            int source, int tag, uint32_t *need)
 {
-    uint64_t own_w = 0;
-    const uint32_t hits = gcommi_lanes_peek(ctx, lane0, &own_w);
+    uint64_t own_w[4];
+    const uint32_t hits = gcommi_lanes_peek(ctx, lane0, own_w);
     return hits ? gcommi_drain_lanes(ctx, win, source, tag, need, hits, own_w) : 0;
 }
 
@@ -858,6 +957,46 @@ GCOMM_HD_INLINE void gcommi_return_credits(gcomm_context_t *ctx)
                                       g != ctx->gpu);
             ctx->lane_returned[g] = ctx->lane_next[g];
         }
+}
+
+/* Thread 0: waits until the inline entries this rank has outstanding (to ctx->inl_target) have
+ * left the target's lane, i.e. their payloads are in its window: the target says so when it
+ * returns credits (which it does at the latest when it waits idle, in a barrier or in a loop
+ * like this one, so this one drains its own lanes meanwhile). Before any access of this rank to
+ * that target's window that is not inline (a later inline entry follows the earlier ones in the
+ * lane), and in a flush or barrier: a flushed put is in the window. `op`, `win`: what the caller
+ * is, for a report. */
+GCOMM_HD_INLINE int gcommi_inline_confirm_t0(gcomm_context_t *ctx, int op, int win)
+{
+    const int t = ctx->inl_target;
+    if (t < 0) return GCOMM_SUCCESS;
+    const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, t);
+    const int sys = gcommi_ctx_gpu_of_rank(ctx, t) != ctx->gpu;
+    uint64_t start = 0;
+    uint32_t spins = 0;
+    while ((int32_t)(gcommi_ld_relaxed(consumed, 1) - ctx->inl_end) < 0) {
+        gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
+        gcommi_return_credits(ctx);
+        if (start == 0) start = gcommi_now_ns();
+        int st = gcommi_poll_check(ctx, start, op, win, t);
+        if (st) {
+            gcommi_report(ctx, op, win, -1, -1, 0, 0, t);
+            return st;
+        }
+        gcommi_pause(++spins);
+    }
+    gcommi_fence_acquire(sys); /* the target's window writes happen before what follows */
+    ctx->inl_target = -1;
+    return GCOMM_SUCCESS;
+}
+
+/* Thread 0, in the polling loops of barriers: takes in this rank's notifications (and the
+ * payloads of inline ones) and returns its credits, so that a rank confirming its inline puts
+ * (gcommi_inline_confirm_t0) is not kept waiting by one that waits in a barrier for it. */
+GCOMM_HD_INLINE void gcommi_progress_t0(gcomm_context_t *ctx)
+{
+    gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
+    gcommi_return_credits(ctx);
 }
 
 /* Thread 0: waits until `slot` of the lane into target_world has credit (its consumer has taken
@@ -1023,6 +1162,77 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_typed_t0(gcomm_context_t *ctx, int op, gcom
                   : GCOMM_SUCCESS;
 }
 
+/* Thread 0: gcomm_put_notify of at most GCOMMI_INLINE_MAX bytes to world rank tw (rank `target`
+ * of the window's communicator) on a GPU this one reaches with loads and stores; the block's
+ * writes to the origin are visible to thread 0 after the call's opening barrier, so the rest of
+ * the block has nothing to do. The payload travels inside the notification (an inline entry,
+ * notif.h: no fence on either side) when
+ *   - GCOMM_INLINE_MAX allows the size,
+ *   - the block has put no data since its last release (a plain put's data would not be ordered
+ *     before a notification without one),
+ *   - this rank has no inline entries outstanding to another target (one target is tracked:
+ *     gcommi_inline_confirm_t0), and
+ *   - the target bytes are not the origin bytes (overlapping windows: the target would write
+ *     them later, over whatever the origin wrote there meanwhile).
+ * Otherwise thread 0 copies the bytes and publishes a released entry, after this rank's inline
+ * entries to the same target have landed (they must not land over these bytes). */
+GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, int target, int tw,
+                                        size_t offset, size_t bytes, const char *origin, int tag)
+{
+    const uint32_t slot = gcommi_lane_reserve(gcommi_ctx_tail(ctx, tw));
+    const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, tw);
+    uint32_t seen;
+    if (ctx->credit_target == tw &&
+        (uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2) {
+        seen = ctx->credit_seen;
+    } else {
+        seen = gcommi_ld_relaxed(consumed, 1);
+        ctx->credit_target = tw;
+        ctx->credit_seen = seen;
+    }
+    /* the payload is loaded now, beside the reservation (origin bytes beyond `bytes` are not
+     * read: the buffer may end there) */
+    uint64_t payload = 0;
+    if (bytes == 8 && ((uintptr_t)origin & 7) == 0) {
+        payload = *(const uint64_t *)origin;
+    } else {
+        for (size_t k = 0; k < bytes; k++)
+            payload |= (uint64_t)(unsigned char)origin[k] << (8 * k);
+    }
+    char *remote = NULL;
+    int st = gcommi_resolve_t0(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, &remote);
+    int inl = st == GCOMM_SUCCESS && ctx->inline_max && bytes <= ctx->inline_max && !ctx->dirty &&
+              offset <= GCOMMI_INLINE_OFFSET_MAX && (bytes == 0 || remote != origin);
+    if (inl && ctx->inl_target >= 0 && ctx->inl_target != tw) {
+        /* the other target may have taken them by now (then that one is forgotten) */
+        const uint32_t *oc = gcommi_ctx_consumed(ctx, ctx->gpu, ctx->inl_target);
+        if ((int32_t)(gcommi_ld_relaxed(oc, 1) - ctx->inl_end) >= 0) ctx->inl_target = -1;
+        else inl = 0;
+    }
+    ctx->credit_slot = slot;
+    if (inl) {
+        const int tgpu = gcommi_ctx_gpu_of_rank(ctx, tw);
+        const int sys = tgpu != ctx->gpu;
+        if (GCOMMI_UNLIKELY((uint32_t)(slot - seen) >= ctx->depth)) {
+            st = gcommi_wait_credit(ctx, consumed, slot, sys, win, tag, tw);
+            if (st) return st; /* the launch stops: the slot stays empty */
+        }
+        uint64_t *ring = gcommi_ctx_ring(ctx, tgpu, tw - ctx->rank_base[tgpu], ctx->gpu);
+        gcommi_lane_publish_inline(ring, ctx->depth, slot, ctx->rank, tag, win, offset,
+                                   (uint32_t)bytes, payload, sys);
+        ctx->inl_target = tw;
+        ctx->inl_end = slot + 1;
+        return GCOMM_SUCCESS;
+    }
+    if (st == GCOMM_SUCCESS && ctx->inl_target == tw)
+        st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
+    if (st == GCOMM_SUCCESS && remote != origin)
+        for (size_t k = 0; k < bytes; k++) remote[k] = (char)(payload >> (8 * k));
+    int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
+    if (pst == GCOMM_SUCCESS) ctx->dirty = 0; /* the release covers the block's earlier puts */
+    return st ? st : pst;
+}
+
 /* Every put and get: op PUT copies origin -> target window, GET the other way; with `notify` a
  * notification (win, this rank, tag) follows the data into the target's queue. x: a typed
  * transfer (NULL: `bytes` contiguous bytes at both ends). */
@@ -1030,6 +1240,8 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
                                         size_t offset, size_t bytes, void *origin, int notify,
                                         int tag, const gcommi_xfer_t *x)
 {
+    /* read before the barrier: thread 0 may change it in this call once the barrier is passed */
+    const int inl_target = ctx->inl_target;
     gcommi_block_sync(); /* what the block wrote to the origin before the call goes */
     GCOMMI_PROF_MARK(0);
     const int t0 = gcommi_tid() == 0;
@@ -1051,6 +1263,20 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         gcommi_block_sync();
         return ctx->status;
     }
+    if (notify && op == GCOMMI_OP_PUT && x == NULL && bytes <= GCOMMI_INLINE_MAX) {
+        if (t0)
+            ctx->status = gcommi_put_small_t0(ctx, win, target, tw, offset, bytes,
+                                              (const char *)origin, tag);
+        gcommi_block_sync();
+        return ctx->status;
+    }
+    if (op != GCOMMI_OP_NOTIFY && inl_target == tw) {
+        /* this rank's inline puts to the target land first (not over these data) */
+        if (t0) ctx->status = gcommi_inline_confirm_t0(ctx, op, win);
+        gcommi_block_sync();
+        if (ctx->status) return ctx->status;
+    }
+    if (op == GCOMMI_OP_PUT && !notify && t0) ctx->dirty = 1;
     /* the slot is reserved first: the atomic's latency passes while the window is looked up and
      * the data move (a failure below publishes the slot void, so the lane never stalls) */
     uint32_t slot = 0, seen = 0;
@@ -1089,6 +1315,7 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
         ctx->status = st ? st : pst;
         ctx->credit_slot = slot;
+        if (pst == GCOMM_SUCCESS) ctx->dirty = 0; /* released */
     }
     GCOMMI_PROF_MARK(6);
     gcommi_block_sync();
@@ -1185,9 +1412,13 @@ GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
     if (!gcommi_win_valid(ctx, win)) return GCOMM_ERR_WINDOW;
     gcommi_block_sync();
     if (gcommi_tid() == 0) {
+        int st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
         gcommi_fence_sc_sys();
-        int st = gcommi_proxy_flush_t0(ctx);
-        if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, win, -1, 0, 0);
+        ctx->dirty = 0;
+        if (st == GCOMM_SUCCESS) {
+            st = gcommi_proxy_flush_t0(ctx);
+            if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, win, -1, 0, 0);
+        }
         ctx->status = st;
     }
     gcommi_block_sync();

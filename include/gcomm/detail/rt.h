@@ -8,7 +8,7 @@
  * process's own order); GPU g runs ranks rank_base[g] .. rank_base[g+1]-1, one per thread block.
  *
  * Notification queues: a rank's queue lives in its own GPU's segment and has one lane per source
- * GPU (ngpus lanes), each a ring of `depth` 16-byte entries. The ranks of one source GPU share the
+ * GPU (ngpus lanes), each a ring of `depth` 32-byte entries (notif.h). The ranks of one source GPU share the
  * lane: a producer reserves a slot with an atomic add on a counter in *its own* GPU's memory
  * (tail[target]) and publishes the entry (one 64-bit word with its sequence number) into the
  * target's ring with one release store. The consumer returns credits by storing how many entries of the lane it
@@ -24,11 +24,13 @@
 #include "gcomm/detail/proxy_queue.h"
 #include "gcomm/detail/svc.h"
 
-#define GCOMMI_RT_VERSION 3
+#define GCOMMI_RT_VERSION 4
 #define GCOMMI_MAX_GPUS 8      /* GPUs of one job (peer-reachable) */
 #define GCOMMI_MAX_REGIONS 64  /* gcomm_malloc'd or registered allocations per GPU */
 #define GCOMMI_MAX_WINS 32     /* windows alive at once, per communicator */
 #define GCOMMI_NCOMMS 2        /* GCOMM_COMM_WORLD, GCOMM_COMM_DEVICE */
+/* 64-bit words per lane entry: the notification word, then an inline entry's three (notif.h) */
+#define GCOMMI_ENTRY_WORDS 4
 #define GCOMMI_RCACHE 4        /* window entries a rank keeps resolved (a power of two) */
 
 /* One notification as matching sees it (the lanes carry it packed in 64 bits, notif.h). */
@@ -153,7 +155,9 @@ typedef struct gcommi_param_s {
      * not with loads and stores: bit g. Their seg[g] is a local shadow that holds only the
      * counters of the lanes between them and this GPU (the proxy produces into those lanes). */
     uint32_t remote_mask;
-    uint32_t pad_remote;
+    /* puts of at most this many bytes with a notification travel inside it (inline entries,
+     * notif.h; GCOMM_INLINE_MAX, 0..GCOMMI_INLINE_MAX; 0: never) */
+    uint32_t inline_max;
     void *proxy;               /* host ranks: the process's proxy (gcommi_proxy_t), or NULL */
     /* GPU ranks with remote GPUs in the job: this GPU's command ring to the process's proxy
      * (device view: records and credit word in mapped pinned host memory, the reservation
@@ -213,7 +217,7 @@ GCOMM_HD_INLINE uint64_t *gcommi_seg_ring(const gcommi_param_t *p, int target_gp
                                           int target_local, int src_gpu)
 {
     return (uint64_t *)(p->seg[target_gpu] + p->off_ring) +
-           ((int64_t)target_local * p->ngpus + src_gpu) * p->depth;
+           ((int64_t)target_local * p->ngpus + src_gpu) * p->depth * GCOMMI_ENTRY_WORDS;
 }
 
 GCOMM_HD_INLINE gcommi_priv_t *gcommi_seg_priv(const gcommi_param_t *p, int gpu, int local)
