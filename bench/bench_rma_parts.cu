@@ -31,10 +31,14 @@
 #include "bench_cuda.h"
 #include "bench_util.h"
 
+/* the kernel's results: time, put cycles, and bench_rma_prof's counters */
+#define NS_WORDS 22
+
 #ifdef BENCH_PROFILE
 /* bench_rma_prof: thread 0 of block 0 accumulates the cycles between the numbered points of the
- * put path (GCOMMI_PROF_MARK in rank_impl.h); 15 marks the kernel's own loop. */
-#define PROF_N 16
+ * put path (GCOMMI_PROF_MARK in rank_impl.h: 0-6 gcomm_put_notify, 8-13 the wait, 12 the poll
+ * until a hit, 13 taking it); 15 marks the kernel's own loop. */
+#define PROF_N 20 /* at most NS_WORDS - 2 */
 static __device__ __forceinline__ unsigned long long *prof_acc(void)
 {
     __shared__ unsigned long long acc[PROF_N];
@@ -317,7 +321,7 @@ int main(int argc, char **argv)
     unsigned *errors;
     CK(cudaSetDevice(0));
     CK(cudaMalloc(&a, sizeof(side_t)));
-    CK(cudaHostAlloc((void **)&ns, 18 * sizeof(*ns), cudaHostAllocMapped | cudaHostAllocPortable));
+    CK(cudaHostAlloc((void **)&ns, NS_WORDS * sizeof(*ns), cudaHostAllocMapped | cudaHostAllocPortable));
     CK(cudaHostAlloc((void **)&errors, sizeof(*errors), cudaHostAllocMapped | cudaHostAllocPortable));
     if (peer) {
         CK(cudaSetDevice(1));
@@ -413,7 +417,7 @@ int main(int argc, char **argv)
         printf("%-10s %12.3f %12.3f %14.0f\n", "gcomm", m, m - prev, bench_median(pc, (size_t)repeats));
 #ifdef BENCH_PROFILE
         printf("put path of the last launch, cycles per call between marks (rank_impl.h):");
-        for (int k = 0; k < 16; k++)
+        for (int k = 0; k < PROF_N; k++)
             if (ns[2 + k]) printf(" %d:%.0f", k, (double)ns[2 + k] / iters);
         printf("\n");
 #endif

@@ -98,6 +98,11 @@ typedef struct {
     int32_t rcache_win[GCOMMI_RCACHE], rcache_target[GCOMMI_RCACHE];
     char *rcache_addr[GCOMMI_RCACHE];
     uint64_t rcache_size[GCOMMI_RCACHE];
+    /* ... and the target's lane from this GPU: world rank, its tail counter here, its ring in
+     * the target's segment, whether that is on another GPU (a small put_notify's whole route) */
+    int32_t rcache_tw[GCOMMI_RCACHE], rcache_sys[GCOMMI_RCACHE];
+    uint32_t *rcache_tail[GCOMMI_RCACHE];
+    uint64_t *rcache_ring[GCOMMI_RCACHE];
     /* the credit last loaded for one target (consumed count of its lane from this GPU) */
     int32_t credit_target;
     uint32_t credit_seen;

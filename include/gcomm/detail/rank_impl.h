@@ -737,10 +737,16 @@ GCOMM_HD_INLINE int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
     /* every thread has read the cache before thread 0 changes it */
     if (block) gcommi_block_sync();
     if (gcommi_tid() == 0 && valid) {
+        const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
+        const int tgpu = gcommi_ctx_gpu_of_rank(ctx, tw);
         ctx->rcache_win[c] = win;
         ctx->rcache_target[c] = target;
         ctx->rcache_addr[c] = base;
         ctx->rcache_size[c] = size;
+        ctx->rcache_tw[c] = tw;
+        ctx->rcache_sys[c] = tgpu != ctx->gpu;
+        ctx->rcache_tail[c] = gcommi_ctx_tail(ctx, tw);
+        ctx->rcache_ring[c] = gcommi_ctx_ring(ctx, tgpu, tw - ctx->rank_base[tgpu], ctx->gpu);
     }
     *base_out = base;
     *size_out = size;
@@ -801,28 +807,46 @@ GCOMM_HD_INLINE int gcommi_resolve_t0(gcomm_context_t *ctx, gcomm_win_t win, int
     return gcommi_resolve_in(ctx, win, target, offset, bytes, op, addr, 0);
 }
 
+/* What one look at the lanes found (gcommi_lanes_peek): one bit per lane whose head holds a
+ * published entry, and the four words of the head of the first of them that drain takes
+ * (`lane`; -1: none), so that taking it costs no second memory latency. One entry's words, not
+ * one per lane: registers are what bounds the ranks an SM holds. */
+typedef struct {
+    uint32_t hits;
+    int lane;
+    uint64_t w[GCOMMI_ENTRY_WORDS];
+} gcommi_peek_t;
+
 /* Thread 0: looks at the head entry of every lane into this rank once; lane0 is
  * gcommi_ctx_lane_ring(ctx, 0), the lanes from the source GPUs following it `depth` entries
  * apart: a wait computes it once, so that an empty poll, which it repeats until its
  * notifications come, does not recompute the lanes' addresses from the shared context. Relaxed
  * loads (a hit is acquired by gcommi_drain_lanes when it is a released entry; an inline one needs
  * nothing); the own GPU's lane is loaded last, after the others' loads have been issued, so that
- * their latencies overlap. Its four words go to own_w (an inline entry's words come with its
- * notification word). Returns one bit per lane whose head holds a published entry. */
-GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
-                                           uint64_t own_w[4])
+ * their latencies overlap. The own lane's head and, with one peer GPU, the peer lane's are loaded
+ * whole (an inline entry's words come with its notification word); with more GPUs the peer
+ * lanes' notification words alone (two words live, not one per GPU), and a hit there is loaded
+ * again when it is taken. */
+GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
+                                       gcommi_peek_t *pk)
 {
     const uint32_t depth = ctx->depth, mask = depth - 1;
     const size_t lane_words = (size_t)depth * GCOMMI_ENTRY_WORDS;
-    const int own = ctx->gpu;
+    const int own = ctx->gpu, ngpus = ctx->ngpus;
     uint32_t hits = 0;
-    if (GCOMMI_UNLIKELY(ctx->ngpus > 1)) {
-        /* each head is compared after the next one's load has been issued (two words live, not
-         * one per GPU: registers are what bounds the ranks an SM holds) */
+    int peer = -1;
+    uint64_t pw[GCOMMI_ENTRY_WORDS];
+    if (ngpus == 2) {
+        peer = 1 - own;
+        const uint32_t n = ctx->lane_next[peer];
+        const uint64_t *head = lane0 + (size_t)peer * lane_words;
+        gcommi_lane_load(head + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS, pw, 1);
+    } else if (GCOMMI_UNLIKELY(ngpus > 2)) {
+        /* each head is compared after the next one's load has been issued */
         uint64_t wp = 0;
         uint32_t np = 0;
         int gp = -1;
-        for (int g = 0; g < ctx->ngpus; g++) {
+        for (int g = 0; g < ngpus; g++) {
             if (g == own) continue;
             const uint32_t n = ctx->lane_next[g];
             const uint64_t w = gcommi_ld_relaxed64(
@@ -836,9 +860,18 @@ GCOMM_HD_INLINE uint32_t gcommi_lanes_peek(const gcomm_context_t *ctx, const uin
     }
     const uint32_t n = ctx->lane_next[own];
     gcommi_lane_load(lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS,
-                     own_w, 0);
-    if (gcommi_lane_published(own_w[0], n)) hits |= 1u << own;
-    return hits;
+                     pk->w, 0);
+    const int own_hit = gcommi_lane_published(pk->w[0], n);
+    pk->lane = own_hit ? own : -1;
+    if (own_hit) hits |= 1u << own;
+    if (peer >= 0 && gcommi_lane_published(pw[0], ctx->lane_next[peer])) {
+        hits |= 1u << peer;
+        if (!own_hit || peer < own) { /* drain takes the peer lane first */
+            for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) pk->w[k] = pw[k];
+            pk->lane = peer;
+        }
+    }
+    pk->hits = hits;
 }
 
 /* Thread 0: writes the payload of an inline entry (its words at e, read position next, in the
@@ -869,15 +902,16 @@ GCOMM_HD_INLINE void gcommi_inline_apply(gcomm_context_t *ctx, const uint64_t *e
     }
 }
 
-/* Thread 0: moves published notifications out of the lanes in `hits` (gcommi_lanes_peek; own_w:
- * the own lane's head word). A released entry is acquired, an inline one's payload written into
- * the window (gcommi_inline_apply). While *need > 0, those matching (win, source, tag) are
- * consumed on the spot and counted down; void ones are dropped; the others are appended to the
- * pending list (in order of arrival) until it is full: then the lanes fill and their producers
- * wait for credit (back-pressure). need == NULL: everything is appended. Returns credits that
- * are due (in batches) and how many entries left the lanes. */
+/* Thread 0: moves published notifications out of the lanes where gcommi_lanes_peek found them
+ * (pk: the hits, and the head words it loaded whole). A released entry is acquired, an inline
+ * one's payload written into the window (gcommi_inline_apply). While *need > 0, those matching
+ * (win, source, tag) are consumed on the spot and counted down; void ones are dropped; the
+ * others are appended to the pending list (in order of arrival) until it is full: then the
+ * lanes fill and their producers wait for credit (back-pressure). need == NULL: everything is
+ * appended. Returns how many entries left the lanes (credits that are due are returned, in
+ * batches). */
 GCOMM_HD_INLINE uint32_t gcommi_drain_lanes(gcomm_context_t *ctx, int win, int source, int tag,
-                                            uint32_t *need, uint32_t hits, const uint64_t own_w[4])
+                                            uint32_t *need, const gcommi_peek_t *pk)
 {
     gcommi_plist_t pl = {ctx->pending_head, ctx->npending, ctx->pending_cap};
     uint32_t moved = 0;
@@ -885,19 +919,20 @@ GCOMM_HD_INLINE uint32_t gcommi_drain_lanes(gcomm_context_t *ctx, int win, int s
 GCOMMI_UNROLL
     for (int g = 0; g < GCOMMI_MAX_GPUS; g++) {
         if (g >= ctx->ngpus) break;
-        if (!(hits >> g & 1u)) continue;
+        if (!(pk->hits >> g & 1u)) continue;
         const int sys = g != own;
         uint64_t *ring = gcommi_ctx_lane_ring(ctx, g);
         uint32_t next = ctx->lane_next[g], first = next;
         gcommi_notif_t e;
         uint64_t w[4];
-        /* the head was seen published by gcommi_lanes_peek (a peer lane's entry is reloaded) */
+        /* the head was seen published by gcommi_lanes_peek (loaded again unless the peek kept
+         * its words) */
         int hit;
-        if (sys) {
-            hit = gcommi_lane_poll(ring, ctx->depth, next, &e, w, 1);
+        if (g == pk->lane) {
+            for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
+            hit = gcommi_lane_check(w[0], next, &e, sys);
         } else {
-            for (int k = 0; k < 4; k++) w[k] = own_w[k];
-            hit = gcommi_lane_check(w[0], next, &e, 0);
+            hit = gcommi_lane_poll(ring, ctx->depth, next, &e, w, sys);
         }
         while (hit) {
             /* a full pending list keeps the entry in the lane, and with it its payload */
@@ -937,9 +972,9 @@ GCOMMI_UNROLL
 GCOMM_HD_INLINE uint32_t gcommi_drain_from(gcomm_context_t *ctx, const uint64_t *lane0, int win,
                                            int source, int tag, uint32_t *need)
 {
-    uint64_t own_w[4];
-    const uint32_t hits = gcommi_lanes_peek(ctx, lane0, own_w);
-    return hits ? gcommi_drain_lanes(ctx, win, source, tag, need, hits, own_w) : 0;
+    gcommi_peek_t pk;
+    gcommi_lanes_peek(ctx, lane0, &pk);
+    return pk.hits ? gcommi_drain_lanes(ctx, win, source, tag, need, &pk) : 0;
 }
 
 GCOMM_HD_INLINE uint32_t gcommi_drain(gcomm_context_t *ctx, int win, int source, int tag,
@@ -959,6 +994,24 @@ GCOMM_HD_INLINE void gcommi_return_credits(gcomm_context_t *ctx)
         }
 }
 
+/* Thread 0, in polling loops (barriers, credit and confirmation waits): takes in this rank's
+ * notifications (and the payloads of inline ones) and returns its credits, so that a rank
+ * confirming its inline puts (gcommi_inline_confirm_t0) is not kept waiting by one that waits
+ * in a barrier for it. */
+GCOMM_HD_INLINE void gcommi_progress_t0(gcomm_context_t *ctx)
+{
+    gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
+    gcommi_return_credits(ctx);
+}
+
+/* Nonzero when target t has taken this rank's inline entries up to ctx->inl_end (its credit
+ * count says so). */
+GCOMM_HD_INLINE int gcommi_inline_taken(const gcomm_context_t *ctx, int t)
+{
+    const uint32_t consumed = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, t), 1);
+    return (int32_t)(consumed - ctx->inl_end) >= 0;
+}
+
 /* Thread 0: waits until the inline entries this rank has outstanding (to ctx->inl_target) have
  * left the target's lane, i.e. their payloads are in its window: the target says so when it
  * returns credits (which it does at the latest when it waits idle, in a barrier or in a loop
@@ -970,13 +1023,11 @@ GCOMM_HD_INLINE int gcommi_inline_confirm_t0(gcomm_context_t *ctx, int op, int w
 {
     const int t = ctx->inl_target;
     if (t < 0) return GCOMM_SUCCESS;
-    const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, t);
     const int sys = gcommi_ctx_gpu_of_rank(ctx, t) != ctx->gpu;
     uint64_t start = 0;
     uint32_t spins = 0;
-    while ((int32_t)(gcommi_ld_relaxed(consumed, 1) - ctx->inl_end) < 0) {
-        gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
-        gcommi_return_credits(ctx);
+    while (!gcommi_inline_taken(ctx, t)) {
+        gcommi_progress_t0(ctx);
         if (start == 0) start = gcommi_now_ns();
         int st = gcommi_poll_check(ctx, start, op, win, t);
         if (st) {
@@ -988,15 +1039,6 @@ GCOMM_HD_INLINE int gcommi_inline_confirm_t0(gcomm_context_t *ctx, int op, int w
     gcommi_fence_acquire(sys); /* the target's window writes happen before what follows */
     ctx->inl_target = -1;
     return GCOMM_SUCCESS;
-}
-
-/* Thread 0, in the polling loops of barriers: takes in this rank's notifications (and the
- * payloads of inline ones) and returns its credits, so that a rank confirming its inline puts
- * (gcommi_inline_confirm_t0) is not kept waiting by one that waits in a barrier for it. */
-GCOMM_HD_INLINE void gcommi_progress_t0(gcomm_context_t *ctx)
-{
-    gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
-    gcommi_return_credits(ctx);
 }
 
 /* Thread 0: waits until `slot` of the lane into target_world has credit (its consumer has taken
@@ -1011,8 +1053,7 @@ GCOMM_HD_INLINE int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *con
     while (!gcommi_lane_has_credit(consumed, slot, ctx->depth, sys)) {
         /* Take in our own notifications meanwhile: two ranks that fill each other's queues
          * before either waits would otherwise wait for each other forever. */
-        gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
-        gcommi_return_credits(ctx);
+        gcommi_progress_t0(ctx);
         int st = gcommi_poll_check(ctx, start, GCOMMI_OP_NOTIFY, win, target_world);
         if (st) {
             gcommi_report(ctx, GCOMMI_OP_NOTIFY, win, -1, tag, 0, 0, target_world);
@@ -1162,11 +1203,27 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_typed_t0(gcomm_context_t *ctx, int op, gcom
                   : GCOMM_SUCCESS;
 }
 
-/* Thread 0: gcomm_put_notify of at most GCOMMI_INLINE_MAX bytes to world rank tw (rank `target`
- * of the window's communicator) on a GPU this one reaches with loads and stores; the block's
+/* Thread 0, beside a slot reservation in target tw's lane: the credit count to check the slot
+ * against. The last value loaded for this target while it still covers the slot (a stale count
+ * only understates it; decided without the reservation's result: no wait here), else a load
+ * issued now, beside the atomic. */
+GCOMM_HD_INLINE uint32_t gcommi_credit_seen_t0(gcomm_context_t *ctx, int tw)
+{
+    if (ctx->credit_target == tw &&
+        (uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2)
+        return ctx->credit_seen;
+    ctx->credit_target = tw;
+    ctx->credit_seen = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, tw), 1);
+    return ctx->credit_seen;
+}
+
+/* Thread 0: gcomm_put_notify of at most GCOMMI_INLINE_MAX bytes, the whole call (the block's
  * writes to the origin are visible to thread 0 after the call's opening barrier, so the rest of
- * the block has nothing to do. The payload travels inside the notification (an inline entry,
- * notif.h: no fence on either side) when
+ * the block has nothing to do). Its route comes from the block's window cache, whose entry also
+ * holds the target's lane (filled by a first call, which checks the arguments; an entry means a
+ * valid window and rank on a GPU this one reaches with loads and stores: ranks behind the proxy
+ * are never cached). The payload travels inside the notification (an inline entry, notif.h: no
+ * fence on either side) when
  *   - GCOMM_INLINE_MAX allows the size,
  *   - the block has put no data since its last release (a plain put's data would not be ordered
  *     before a notification without one),
@@ -1176,20 +1233,34 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_typed_t0(gcomm_context_t *ctx, int op, gcom
  *     them later, over whatever the origin wrote there meanwhile).
  * Otherwise thread 0 copies the bytes and publishes a released entry, after this rank's inline
  * entries to the same target have landed (they must not land over these bytes). */
-GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, int target, int tw,
+GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                         size_t offset, size_t bytes, const char *origin, int tag)
 {
-    const uint32_t slot = gcommi_lane_reserve(gcommi_ctx_tail(ctx, tw));
-    const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, tw);
-    uint32_t seen;
-    if (ctx->credit_target == tw &&
-        (uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2) {
-        seen = ctx->credit_seen;
-    } else {
-        seen = gcommi_ld_relaxed(consumed, 1);
-        ctx->credit_target = tw;
-        ctx->credit_seen = seen;
+    const int c = target & (GCOMMI_RCACHE - 1);
+    int st;
+    if (GCOMMI_UNLIKELY(ctx->rcache_win[c] != win || ctx->rcache_target[c] != target)) {
+        st = gcommi_check_args(ctx, GCOMMI_OP_PUT, win, target, 1, tag, offset, bytes);
+        if (st) return st;
+        const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
+        if (gcommi_remote(ctx, tw)) /* another process's rank: through the proxy */
+            return gcommi_rma_proxy_t0(ctx, GCOMMI_OP_PUT, win, tw, offset, bytes,
+                                       (void *)origin, 1, tag);
+        char *unused;
+        st = gcommi_resolve_t0(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, &unused);
+        if (st) return st; /* else the entry is cached now */
+    } else if (GCOMMI_UNLIKELY(tag < 0 || tag > GCOMMI_TAG_MAX)) {
+        gcommi_fail(ctx, GCOMM_ERR_TAG, GCOMMI_OP_PUT, win, target, offset, bytes, 0);
+        return GCOMM_ERR_TAG;
     }
+    char *remote;
+    st = gcommi_resolve_bounds(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, ctx->rcache_addr[c],
+                               ctx->rcache_size[c], 1, &remote);
+    if (st) return st;
+    GCOMMI_PROF_MARK(2);
+    /* nothing fails from here on (but a timeout waiting for credit, which stops the launch) */
+    const int tw = ctx->rcache_tw[c];
+    const uint32_t slot = gcommi_lane_reserve(ctx->rcache_tail[c]);
+    const uint32_t seen = gcommi_credit_seen_t0(ctx, tw);
     /* the payload is loaded now, beside the reservation (origin bytes beyond `bytes` are not
      * read: the buffer may end there) */
     uint64_t payload = 0;
@@ -1199,38 +1270,51 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
         for (size_t k = 0; k < bytes; k++)
             payload |= (uint64_t)(unsigned char)origin[k] << (8 * k);
     }
-    char *remote = NULL;
-    int st = gcommi_resolve_t0(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, &remote);
-    int inl = st == GCOMM_SUCCESS && ctx->inline_max && bytes <= ctx->inline_max && !ctx->dirty &&
+    GCOMMI_PROF_MARK(3);
+    int inl = ctx->inline_max && bytes <= ctx->inline_max && !ctx->dirty &&
               offset <= GCOMMI_INLINE_OFFSET_MAX && (bytes == 0 || remote != origin);
     if (inl && ctx->inl_target >= 0 && ctx->inl_target != tw) {
         /* the other target may have taken them by now (then that one is forgotten) */
-        const uint32_t *oc = gcommi_ctx_consumed(ctx, ctx->gpu, ctx->inl_target);
-        if ((int32_t)(gcommi_ld_relaxed(oc, 1) - ctx->inl_end) >= 0) ctx->inl_target = -1;
+        if (gcommi_inline_taken(ctx, ctx->inl_target)) ctx->inl_target = -1;
         else inl = 0;
     }
     ctx->credit_slot = slot;
+    GCOMMI_PROF_MARK(4);
     if (inl) {
-        const int tgpu = gcommi_ctx_gpu_of_rank(ctx, tw);
-        const int sys = tgpu != ctx->gpu;
+        const int sys = ctx->rcache_sys[c];
+        uint64_t *ring = ctx->rcache_ring[c];
         if (GCOMMI_UNLIKELY((uint32_t)(slot - seen) >= ctx->depth)) {
-            st = gcommi_wait_credit(ctx, consumed, slot, sys, win, tag, tw);
+            st = gcommi_wait_credit(ctx, gcommi_ctx_consumed(ctx, ctx->gpu, tw), slot, sys, win,
+                                    tag, tw);
             if (st) return st; /* the launch stops: the slot stays empty */
         }
-        uint64_t *ring = gcommi_ctx_ring(ctx, tgpu, tw - ctx->rank_base[tgpu], ctx->gpu);
         gcommi_lane_publish_inline(ring, ctx->depth, slot, ctx->rank, tag, win, offset,
                                    (uint32_t)bytes, payload, sys);
         ctx->inl_target = tw;
         ctx->inl_end = slot + 1;
+        GCOMMI_PROF_MARK(5);
         return GCOMM_SUCCESS;
     }
-    if (st == GCOMM_SUCCESS && ctx->inl_target == tw)
-        st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
+    if (ctx->inl_target == tw) st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
     if (st == GCOMM_SUCCESS && remote != origin)
         for (size_t k = 0; k < bytes; k++) remote[k] = (char)(payload >> (8 * k));
     int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
     if (pst == GCOMM_SUCCESS) ctx->dirty = 0; /* the release covers the block's earlier puts */
     return st ? st : pst;
+}
+
+/* gcomm_put_notify of at most GCOMMI_INLINE_MAX bytes (the whole block): thread 0 alone. */
+GCOMM_HD_INLINE int gcommi_put_small(gcomm_context_t *ctx, gcomm_win_t win, int target,
+                                     size_t offset, size_t bytes, const void *origin, int tag)
+{
+    gcommi_block_sync(); /* what the block wrote to the origin before the call goes */
+    GCOMMI_PROF_MARK(0);
+    if (gcommi_tid() == 0)
+        ctx->status = gcommi_put_small_t0(ctx, win, target, offset, bytes, (const char *)origin,
+                                          tag);
+    gcommi_block_sync();
+    GCOMMI_PROF_MARK(6);
+    return ctx->status;
 }
 
 /* Every put and get: op PUT copies origin -> target window, GET the other way; with `notify` a
@@ -1263,13 +1347,6 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         gcommi_block_sync();
         return ctx->status;
     }
-    if (notify && op == GCOMMI_OP_PUT && x == NULL && bytes <= GCOMMI_INLINE_MAX) {
-        if (t0)
-            ctx->status = gcommi_put_small_t0(ctx, win, target, tw, offset, bytes,
-                                              (const char *)origin, tag);
-        gcommi_block_sync();
-        return ctx->status;
-    }
     if (op != GCOMMI_OP_NOTIFY && inl_target == tw) {
         /* this rank's inline puts to the target land first (not over these data) */
         if (t0) ctx->status = gcommi_inline_confirm_t0(ctx, op, win);
@@ -1282,16 +1359,7 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
     uint32_t slot = 0, seen = 0;
     if (notify && t0) {
         slot = gcommi_lane_reserve(gcommi_ctx_tail(ctx, tw));
-        /* the credit: the last value loaded for this target while it still covers the slot
-         * (a stale count only understates it), else a load issued now, beside the atomic */
-        if (ctx->credit_target == tw &&
-            (uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2) {
-            seen = ctx->credit_seen; /* (decided without the atomic's result: no wait here) */
-        } else {
-            seen = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, tw), 1);
-            ctx->credit_target = tw;
-            ctx->credit_seen = seen;
-        }
+        seen = gcommi_credit_seen_t0(ctx, tw);
     }
     GCOMMI_PROF_MARK(2);
     char *remote;
@@ -1333,6 +1401,8 @@ GCOMMI_DEV int gcomm_put(gcomm_context_t *ctx, gcomm_win_t win, int target, size
 GCOMMI_DEV int gcomm_put_notify(gcomm_context_t *ctx, gcomm_win_t win, int target,
                                 size_t target_offset, size_t bytes, const void *origin, int tag)
 {
+    if (bytes <= GCOMMI_INLINE_MAX)
+        return gcommi_put_small(ctx, win, target, target_offset, bytes, origin, tag);
     return gcommi_rma(ctx, GCOMMI_OP_PUT, win, target, target_offset, bytes, (void *)origin, 1,
                       tag, NULL);
 }
@@ -1458,9 +1528,16 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
     }
     const uint64_t *lane0 = gcommi_ctx_lane_ring(ctx, 0); /* once, not on every poll */
     while (need) {
-        if (gcommi_drain_from(ctx, lane0, win, source, tag, &need)) {
-            idle = 0;
-            continue;
+        gcommi_peek_t pk;
+        gcommi_lanes_peek(ctx, lane0, &pk);
+        if (pk.hits) {
+            GCOMMI_PROF_MARK(12);
+            const uint32_t moved = gcommi_drain_lanes(ctx, win, source, tag, &need, &pk);
+            GCOMMI_PROF_MARK(13);
+            if (moved) {
+                idle = 0;
+                continue;
+            }
         }
         gcommi_poll_idle(++idle); /* a host rank lets the others run */
         ++spins;
@@ -1496,14 +1573,18 @@ GCOMM_HD_INLINE int gcommi_test_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
 GCOMMI_DEV int gcomm_wait_notifications(gcomm_context_t *ctx, gcomm_win_t win, int source,
                                         int tag, int count)
 {
+    GCOMMI_PROF_MARK(8);
     int st = gcommi_query(ctx, win, &source, tag, count);
     if (st) {
         if (gcommi_tid() == 0) gcommi_fail(ctx, st, GCOMMI_OP_WAIT, win, source, 0, 0, 0);
         return st;
     }
     gcommi_block_sync();
+    GCOMMI_PROF_MARK(9);
     if (gcommi_tid() == 0) ctx->status = gcommi_wait_t0(ctx, win, source, tag, count);
+    GCOMMI_PROF_MARK(10);
     gcommi_block_sync();
+    GCOMMI_PROF_MARK(11);
     return ctx->status;
 }
 
