@@ -966,6 +966,33 @@ GCOMMI_UNROLL
     return moved;
 }
 
+/* Thread 0, a wait's common case taken straight (what gcommi_drain_lanes would do with it, in
+ * fewer dependent instructions: a thread-0 chain is the latency of a notification, measured): the
+ * peek found one lane with an entry, its head an inline entry that matches (win, source, tag).
+ * Writes the payload into the window, consumes the entry, returns credit when due; returns 1.
+ * Anything else (several lanes, a released or void entry, no match): 0, nothing done. */
+GCOMM_HD_INLINE int gcommi_take_inline_t0(gcomm_context_t *ctx, const uint64_t *lane0,
+                                          const gcommi_peek_t *pk, int win, int source, int tag)
+{
+    const int g = pk->lane;
+    if (g < 0 || pk->hits != 1u << g || !gcommi_notif_inline(pk->w[0])) return 0;
+    gcommi_notif_t e;
+    gcommi_notif_unpack(pk->w[0], &e);
+    if (!gcommi_notif_matches(&e, win, source, tag)) return 0;
+    const uint32_t depth = ctx->depth, next = ctx->lane_next[g];
+    const int sys = g != ctx->gpu;
+    const uint64_t *head = lane0 + ((size_t)g * depth + (next & (depth - 1))) * GCOMMI_ENTRY_WORDS;
+    uint64_t w[GCOMMI_ENTRY_WORDS];
+    for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
+    gcommi_inline_apply(ctx, head, next, w, e.win, sys);
+    ctx->lane_next[g] = next + 1;
+    if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next + 1, ctx->lane_returned[g], depth, 0))) {
+        gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next + 1, sys);
+        ctx->lane_returned[g] = next + 1;
+    }
+    return 1;
+}
+
 /* Thread 0: one poll of every lane (lane0: gcommi_ctx_lane_ring(ctx, 0), which a wait computes
  * once), and what it finds moved out (gcommi_drain_lanes); an empty poll is gcommi_lanes_peek
  * alone. */
@@ -1532,7 +1559,13 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
         gcommi_lanes_peek(ctx, lane0, &pk);
         if (pk.hits) {
             GCOMMI_PROF_MARK(12);
-            const uint32_t moved = gcommi_drain_lanes(ctx, win, source, tag, &need, &pk);
+            uint32_t moved;
+            if (gcommi_take_inline_t0(ctx, lane0, &pk, win, source, tag)) {
+                need--;
+                moved = 1;
+            } else {
+                moved = gcommi_drain_lanes(ctx, win, source, tag, &need, &pk);
+            }
             GCOMMI_PROF_MARK(13);
             if (moved) {
                 idle = 0;
