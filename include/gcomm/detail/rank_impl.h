@@ -889,7 +889,7 @@ GCOMM_HD_INLINE void gcommi_inline_apply(gcomm_context_t *ctx, const uint64_t *e
     if (ctx->inl_win != win) {
         const int comm = gcommi_win_comm(win);
         const int me = comm == GCOMM_COMM_WORLD ? ctx->rank : ctx->local_rank;
-        ctx->inl_base = (char *)(uintptr_t)gcommi_seg_win(ctx->p, ctx->gpu, win, me)->addr;
+        ctx->inl_base = gcommi_win_base(ctx, gcommi_seg_win(ctx->p, ctx->gpu, win, me));
         ctx->inl_win = win;
     }
     char *d = ctx->inl_base + offset;
@@ -899,6 +899,17 @@ GCOMM_HD_INLINE void gcommi_inline_apply(gcomm_context_t *ctx, const uint64_t *e
         *(uint32_t *)d = (uint32_t)payload;
     } else {
         for (uint32_t k = 0; k < len; k++) d[k] = (char)(payload >> (8 * k));
+    }
+}
+
+/* Thread 0: lane g's entries are consumed up to `next` (in the lane from a GPU at scope sys): its
+ * read position moves there, and its producers get credit when due (in batches). */
+GCOMM_HD_INLINE void gcommi_lane_consumed_t0(gcomm_context_t *ctx, int g, uint32_t next, int sys)
+{
+    ctx->lane_next[g] = next;
+    if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, 0))) {
+        gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next, sys);
+        ctx->lane_returned[g] = next;
     }
 }
 
@@ -954,12 +965,8 @@ GCOMMI_UNROLL
             if (need && *need == 0) break;
             hit = gcommi_lane_poll(ring, ctx->depth, next, &e, w, sys);
         }
-        ctx->lane_next[g] = next;
+        gcommi_lane_consumed_t0(ctx, g, next, sys);
         moved += next - first;
-        if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, 0))) {
-            gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next, sys);
-            ctx->lane_returned[g] = next;
-        }
         if (need && *need == 0) break;
     }
     ctx->npending = pl.n;
@@ -985,11 +992,7 @@ GCOMM_HD_INLINE int gcommi_take_inline_t0(gcomm_context_t *ctx, const uint64_t *
     uint64_t w[GCOMMI_ENTRY_WORDS];
     for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
     gcommi_inline_apply(ctx, head, next, w, e.win, sys);
-    ctx->lane_next[g] = next + 1;
-    if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next + 1, ctx->lane_returned[g], depth, 0))) {
-        gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next + 1, sys);
-        ctx->lane_returned[g] = next + 1;
-    }
+    gcommi_lane_consumed_t0(ctx, g, next + 1, sys);
     return 1;
 }
 
@@ -1092,6 +1095,17 @@ GCOMM_HD_INLINE int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *con
     return GCOMM_SUCCESS;
 }
 
+/* Thread 0, before publishing `slot` in world rank tw's lane (on another GPU: sys): waits for
+ * credit unless `seen`, the credit count loaded when the slot was reserved, covers the slot
+ * (usually enough). */
+GCOMM_HD_INLINE int gcommi_slot_credit_t0(gcomm_context_t *ctx, int tw, uint32_t slot,
+                                          uint32_t seen, int sys, int win, int tag)
+{
+    if ((uint32_t)(slot - seen) < ctx->depth) return GCOMM_SUCCESS;
+    return gcommi_wait_credit(ctx, gcommi_ctx_consumed(ctx, ctx->gpu, tw), slot, sys, win, tag,
+                              tw);
+}
+
 /* Thread 0: publishes (window, this rank, tag) in the slot reserved earlier in target's lane, once
  * the lane has credit for it (`seen`: the consumed count loaded at reservation); everything the
  * block wrote before its last barrier is visible to the target before the notification is.
@@ -1101,12 +1115,8 @@ GCOMM_HD_INLINE int gcommi_publish_t0(gcomm_context_t *ctx, int target_world, ui
 {
     int tgpu = gcommi_ctx_gpu_of_rank(ctx, target_world);
     const int sys = tgpu != ctx->gpu;
-    const uint32_t *consumed = gcommi_ctx_consumed(ctx, ctx->gpu, target_world);
-    /* `seen`: the credit loaded when the slot was reserved (usually enough) */
-    if (GCOMMI_UNLIKELY((uint32_t)(slot - seen) >= ctx->depth)) {
-        int st = gcommi_wait_credit(ctx, consumed, slot, sys, win, tag, target_world);
-        if (st) return st;
-    }
+    int st = gcommi_slot_credit_t0(ctx, target_world, slot, seen, sys, win, tag);
+    if (st) return st;
     uint64_t *ring = gcommi_ctx_ring(ctx, tgpu, target_world - ctx->rank_base[tgpu], ctx->gpu);
     gcommi_lane_publish(ring, ctx->depth, slot, ctx->rank, tag, win, sys);
     return GCOMM_SUCCESS;
@@ -1310,11 +1320,8 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
     if (inl) {
         const int sys = ctx->rcache_sys[c];
         uint64_t *ring = ctx->rcache_ring[c];
-        if (GCOMMI_UNLIKELY((uint32_t)(slot - seen) >= ctx->depth)) {
-            st = gcommi_wait_credit(ctx, gcommi_ctx_consumed(ctx, ctx->gpu, tw), slot, sys, win,
-                                    tag, tw);
-            if (st) return st; /* the launch stops: the slot stays empty */
-        }
+        st = gcommi_slot_credit_t0(ctx, tw, slot, seen, sys, win, tag);
+        if (st) return st; /* the launch stops: the slot stays empty */
         gcommi_lane_publish_inline(ring, ctx->depth, slot, ctx->rank, tag, win, offset,
                                    (uint32_t)bytes, payload, sys);
         ctx->inl_target = tw;
