@@ -874,6 +874,31 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
     pk->hits = hits;
 }
 
+/* Thread 0: the base of this rank's part of window `win`, where inline payloads land (the last
+ * window's is kept in the context). */
+GCOMM_HD_INLINE char *gcommi_inline_base(gcomm_context_t *ctx, int win)
+{
+    if (ctx->inl_win != win) {
+        const int comm = gcommi_win_comm(win);
+        const int me = comm == GCOMM_COMM_WORLD ? ctx->rank : ctx->local_rank;
+        ctx->inl_base = gcommi_win_base(ctx, gcommi_seg_win(ctx->p, ctx->gpu, win, me));
+        ctx->inl_win = win;
+    }
+    return ctx->inl_base;
+}
+
+/* Writes an inline entry's payload (len <= 8 bytes) at d. */
+GCOMM_HD_INLINE void gcommi_inline_store(char *d, uint32_t len, uint64_t payload)
+{
+    if (len == 8 && ((uintptr_t)d & 7) == 0) {
+        *(uint64_t *)d = payload;
+    } else if (len == 4 && ((uintptr_t)d & 3) == 0) {
+        *(uint32_t *)d = (uint32_t)payload;
+    } else {
+        for (uint32_t k = 0; k < len; k++) d[k] = (char)(payload >> (8 * k));
+    }
+}
+
 /* Thread 0: writes the payload of an inline entry (its words at e, read position next, in the
  * lane from a GPU at scope sys) into this rank's part of window e->win, where its producer
  * checked that it fits. The producer stored nothing into the window: the data land when the
@@ -885,29 +910,17 @@ GCOMM_HD_INLINE void gcommi_inline_apply(gcomm_context_t *ctx, const uint64_t *e
     uint64_t offset, payload;
     uint32_t len;
     gcommi_lane_take_inline(e, next, w, &offset, &len, &payload, sys);
-    if (len == 0) return;
-    if (ctx->inl_win != win) {
-        const int comm = gcommi_win_comm(win);
-        const int me = comm == GCOMM_COMM_WORLD ? ctx->rank : ctx->local_rank;
-        ctx->inl_base = gcommi_win_base(ctx, gcommi_seg_win(ctx->p, ctx->gpu, win, me));
-        ctx->inl_win = win;
-    }
-    char *d = ctx->inl_base + offset;
-    if (len == 8 && ((uintptr_t)d & 7) == 0) {
-        *(uint64_t *)d = payload;
-    } else if (len == 4 && ((uintptr_t)d & 3) == 0) {
-        *(uint32_t *)d = (uint32_t)payload;
-    } else {
-        for (uint32_t k = 0; k < len; k++) d[k] = (char)(payload >> (8 * k));
-    }
+    if (len) gcommi_inline_store(gcommi_inline_base(ctx, win) + offset, len, payload);
 }
 
-/* Thread 0: lane g's entries are consumed up to `next` (in the lane from a GPU at scope sys): its
- * read position moves there, and its producers get credit when due (in batches). */
-GCOMM_HD_INLINE void gcommi_lane_consumed_t0(gcomm_context_t *ctx, int g, uint32_t next, int sys)
+/* Thread 0: lane g's entries are consumed up to `next` (in the lane from a GPU at scope sys;
+ * `returned`: ctx->lane_returned[g], read by the caller): its read position moves there, and
+ * its producers get credit when due (in batches). */
+GCOMM_HD_INLINE void gcommi_lane_consumed_t0(gcomm_context_t *ctx, int g, uint32_t next,
+                                             uint32_t returned, uint32_t depth, int sys)
 {
     ctx->lane_next[g] = next;
-    if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next, ctx->lane_returned[g], ctx->depth, 0))) {
+    if (GCOMMI_UNLIKELY(gcommi_lane_credit_due(next, returned, depth, 0))) {
         gcommi_lane_return_credit(gcommi_ctx_consumed(ctx, g, ctx->rank), next, sys);
         ctx->lane_returned[g] = next;
     }
@@ -965,7 +978,7 @@ GCOMMI_UNROLL
             if (need && *need == 0) break;
             hit = gcommi_lane_poll(ring, ctx->depth, next, &e, w, sys);
         }
-        gcommi_lane_consumed_t0(ctx, g, next, sys);
+        gcommi_lane_consumed_t0(ctx, g, next, ctx->lane_returned[g], ctx->depth, sys);
         moved += next - first;
         if (need && *need == 0) break;
     }
@@ -986,13 +999,22 @@ GCOMM_HD_INLINE int gcommi_take_inline_t0(gcomm_context_t *ctx, const uint64_t *
     gcommi_notif_t e;
     gcommi_notif_unpack(pk->w[0], &e);
     if (!gcommi_notif_matches(&e, win, source, tag)) return 0;
+    /* what the take reads of the shared context, read together first: the entry's reload below
+     * (rare) is a load with a memory clobber, which would order every later load after it */
     const uint32_t depth = ctx->depth, next = ctx->lane_next[g];
-    const int sys = g != ctx->gpu;
+    const uint32_t returned = ctx->lane_returned[g];
+    const int sys = g != ctx->gpu, iwin = ctx->inl_win;
+    char *base = ctx->inl_base;
     const uint64_t *head = lane0 + ((size_t)g * depth + (next & (depth - 1))) * GCOMMI_ENTRY_WORDS;
-    uint64_t w[GCOMMI_ENTRY_WORDS];
+    uint64_t w[GCOMMI_ENTRY_WORDS], offset, payload;
+    uint32_t len;
     for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
-    gcommi_inline_apply(ctx, head, next, w, e.win, sys);
-    gcommi_lane_consumed_t0(ctx, g, next + 1, sys);
+    gcommi_lane_take_inline(head, next, w, &offset, &len, &payload, sys);
+    if (len) {
+        if (GCOMMI_UNLIKELY(iwin != e.win)) base = gcommi_inline_base(ctx, e.win);
+        gcommi_inline_store(base + offset, len, payload);
+    }
+    gcommi_lane_consumed_t0(ctx, g, next + 1, returned, depth, sys);
     return 1;
 }
 
