@@ -11,8 +11,9 @@
       "is replaced by the process id")                                                         \
     X(pack_stream_min, SIZE, "0",                                                             \
       "CPU pack and unpack operations of at least this many bytes write large blocks with "    \
-      "streaming stores (x86 with AVX2); 0 chooses 8M for unpacking and max(8M, last-level "   \
-      "cache size / 16) for packing")                                                          \
+      "streaming stores (x86 with AVX2); 0 chooses 8M for unpacking and max(8M, L3 size of "   \
+      "CPU 0 from sysfs / 16) for packing; from this size a pack on AMD with AVX-512 also "    \
+      "moves 128-byte rows with 64-byte vectors")                                              \
     X(pack_max_blocks, INT, "0",                                                               \
       "Most thread blocks a GPU pack, unpack or copy kernel uses (so it can run beside a user "  \
       "kernel); 0 chooses 16 per multiprocessor")                                              \

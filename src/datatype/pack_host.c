@@ -11,6 +11,7 @@
  * tiled loop for vectors of vectors whose outer stride is the small one (a transpose), which would
  * otherwise touch a new cache line and TLB page for every element. */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,7 +34,8 @@ typedef struct {
     int streams;   /* big uses streaming stores: fence before returning */
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
-    int rows_vec;  /* strided rows of 96 to 992 bytes, multiples of 32: rows_vec() */
+    int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
+    int rows_zmm;         /* rows_vec() moves 128-byte rows with 64-byte vectors (rows_zmm) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -113,11 +115,37 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
  * MiB and 0.97-0.99x at 64 MiB against 0.94-1.00x with memcpy, unpack 1.11-1.14x against
  * 0.99-1.00x at 1-4 MiB; vector_bl16 (128-byte blocks) unpack 1.09-1.11x against 0.97-1.01x at
  * 1-4 MiB, pack unchanged or better. Eight loads before the eight stores of a 256-byte row
- * instead of four and four: 0.92-0.97x. Not on AMD, where copy_vec per block of this size lost
- * to memcpy (GCOMMI_MID_MIN) and this loop has not been measured. */
-__attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
-                                                     int64_t stride, int64_t count, int pack)
+ * instead of four and four: 0.92-0.97x. On the Zen 5 VM (2026-11-26, the same A/B, two rounds)
+ * only for rows up to 128 bytes: vector_bl16 pack 0.92-0.93x -> 0.98-1.05x MPI_Pack at 1-4 MiB
+ * and 0.82-0.93x -> 0.96-0.98x at 64-256 MiB, but subarray4d's 256-byte rows packed at 0.76x
+ * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
+ * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block. */
+/* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
+ * glibc's memcpy makes them there, instead of four 32-byte ones. bench_pack_cpu, the Zen 5 VM,
+ * this loop against rows_vec in the same binary, alternating, two rounds (2026-11-27): vector_bl16
+ * pack 0.97-1.04x -> 1.13-1.27x MPI_Pack at 16 MiB and 0.94-1.05x -> 1.07-1.13x at 64 MiB, but
+ * 1.03-1.06x -> 0.97-1.02x at 4 MiB, in the cache (hence only from stream_min(1)); the same moves
+ * for every row of 128-512 bytes, unpack too, packed subarray4d's 256- and 512-byte rows at
+ * 0.73-0.84x at 16-64 MiB. */
+__attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *mem, int64_t stride,
+                                                          int64_t count)
 {
+    for (int64_t r = 0; r < count; r++, p += 128, mem += stride) {
+        const __m512i a = _mm512_loadu_si512((const void *)mem);
+        const __m512i b = _mm512_loadu_si512((const void *)(mem + 64));
+        _mm512_storeu_si512((void *)p, a);
+        _mm512_storeu_si512((void *)(p + 64), b);
+    }
+}
+
+__attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
+                                                     int64_t stride, int64_t count, int pack,
+                                                     int rows_zmm)
+{
+    if (rows_zmm && pack && size == 128) {
+        rows_zmm128(p, mem, stride, count);
+        return;
+    }
     for (int64_t r = 0; r < count; r++, p += size, mem += stride) {
         char *d = pack ? p : mem;
         const char *s = pack ? mem : p;
@@ -127,6 +155,8 @@ __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t
     }
 }
 #define GCOMMI_HAVE_ROWS_VEC 1
+#define GCOMMI_ROWS_VEC_MAX_AMD 128
+#define GCOMMI_ROWS_VEC_MAX_OTHER 992 /* below GCOMMI_MID_MIN */
 
 /* Blocks that do not stream, when unpacking: rep movsb. Scattering into blocks,
  * bench_pack_cpu_ceiling measured rep movsb per block at 94-110% of one memcpy (vector_bl256 and
@@ -224,8 +254,42 @@ static void copy_stream_pack(char *dst, const char *src, size_t n)
     else copy_stream(dst, src, n);
 }
 
+/* The size of the level-3 cache that CPU 0 uses, in bytes, as the kernel reports it (sysfs); else
+ * glibc's sysconf; 0 when neither knows. sysfs first: on a Zen 5 VM (2026-11-26) sysfs and lscpu
+ * read the 32 MiB L3 of the core's CCX while sysconf read 384 MiB (every CCX of the package), and
+ * the threshold below taken from 384 MiB (24 MiB) left a 16 MiB pack unstreamed at 63% of memcpy
+ * where streaming stores reach 110% (bench_pack_cpu_ceiling). */
+static long l3_bytes(void)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        int level = 0;
+        long kib = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        if (fscanf(f, "%d", &level) != 1) level = 0;
+        fclose(f);
+        if (level != 3) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f) break;
+        if (fgets(buf, sizeof buf, f) && sscanf(buf, "%ldK", &kib) == 1 && kib > 0) {
+            fclose(f);
+            return kib * 1024;
+        }
+        fclose(f);
+        break;
+    }
+    long llc = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return llc > 0 ? llc : 0;
+}
+
 /* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else 8 MiB for an unpack
- * and max(8 MiB, last-level cache / 16) for a pack. bench_pack_cpu_ceiling measured where
+ * and max(8 MiB, level-3 cache / 16) for a pack. bench_pack_cpu_ceiling measured where
  * streaming starts to pay: from 16 MiB on an EPYC with a 32 MiB L3 (8 MiB, the floor, is the rule
  * there); on a Xeon VM whose L3 reads 480 MiB, streaming cost a pack of vector_bl256 6 points of
  * memcpy at 16 MiB, where the packed stream stays in that cache, and gained 20-35 at 64 MiB,
@@ -240,10 +304,7 @@ static size_t stream_min(int pack)
     v = gcommi_config()->pack_stream_min;
     if (v == 0 && !pack) v = GCOMMI_STREAM_MIN_FLOOR;
     if (v == 0) {
-        long llc = 0;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-        llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
+        const long llc = l3_bytes();
         v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
                                                                  : GCOMMI_STREAM_MIN_FLOOR;
     }
@@ -271,7 +332,8 @@ static void select_copies(ctx_t *c, size_t bytes)
            : copy_stream;
     c->pf_next = c->streams && c->pack;
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
-    c->rows_vec = avx2 && !amd;
+    c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
+    c->rows_zmm = avx512 && amd && c->pack && bytes >= stream_min(1);
 }
 #define GCOMMI_STREAM_FENCE() _mm_sfence()
 #else
@@ -282,13 +344,16 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->streams = 0;
     c->pf_next = 0;
     c->tile = GCOMMI_TILE_AMD;
+    c->rows_vec_max = 0;
+    c->rows_zmm = 0;
 }
 #define GCOMMI_STREAM_FENCE() ((void)0)
 #endif
 
 /* Smallest block that takes the streaming path. Packing writes one contiguous stream, where
  * streaming blocks shorter than 1 KB measured slower (vector of 128-byte blocks, 64 MB: 0.83x
- * MPI_Pack against 0.98x plain); unpacking scatters into blocks whose lines are written whole,
+ * MPI_Pack against 0.98x plain; again on the Zen 5 VM, 2026-11-26, with whole aligned lines streamed
+ * by a rows loop: 0.71-0.74x against 0.92-0.96x at 64-256 MiB); unpacking scatters into blocks whose lines are written whole,
  * where streaming pays from 128 bytes (1.6x MPI_Unpack against 1.0x). */
 static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
 
@@ -376,8 +441,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         char *p = c->packed;
         copy_fn_t f = copy_for(c, (size_t)size);
 #ifdef GCOMMI_HAVE_ROWS_VEC
-        if (f == copy_plain && c->rows_vec && size % 32 == 0 && size < GCOMMI_MID_MIN) {
-            rows_vec(p, mem, size, stride, count, c->pack);
+        if (f == copy_plain && size % 32 == 0 && size <= c->rows_vec_max) {
+            rows_vec(p, mem, size, stride, count, c->pack, c->rows_zmm);
             c->packed = p + count * size;
             return;
         }
