@@ -134,7 +134,7 @@ GCOMMI_DEV int gcomm_finish(gcomm_context_t *ctx);
 GCOMMI_DEV int gcomm_comm_rank(gcomm_context_t *ctx, gcomm_comm_t comm, int *rank);
 GCOMMI_DEV int gcomm_comm_size(gcomm_context_t *ctx, gcomm_comm_t comm, int *size);
 
-/* Windows (collective over the communicator) */
+/* Windows (collective over the communicator). A create that fails sets *win to GCOMM_WIN_NULL. */
 GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *base,
                                 size_t bytes, gcomm_win_t *win);
 GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win);

@@ -461,7 +461,7 @@ GCOMM_HD_INLINE void body_typed_bad(gcomm_param_t param, double *buf, unsigned *
     GCOMM_SHARED double src[TR * TC];
     for (int k = gcomm_rank_thread(); k < TR * TC; k += gcomm_rank_nthreads()) src[k] = 1.0;
     gcomm_win_t win;
-    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TR * TC * 8, &win);
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, A, TR * TC * 8, &win) == GCOMM_SUCCESS, errs);
     if (rank == 1) {
         /* (mode 0's origin is packed: 2 columns' worth of src, all of it inside src, so that a
          * put to another process, whose pieces leave before its target refuses the last ones,
@@ -485,7 +485,8 @@ GCOMM_HD_INLINE void body_outside(gcomm_param_t param, uint64_t *buf, unsigned *
     int rank;
     gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
     gcomm_win_t win;
-    gcomm_win_create(&ctx, GCOMM_COMM_WORLD, buf, 64, &win); /* every rank: the GPU's first 64 B */
+    /* every rank: the GPU's first 64 B */
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, buf, 64, &win) == GCOMM_SUCCESS, errs);
     GCOMM_SHARED uint64_t data[2];
     for (int i = gcomm_rank_thread(); i < 2; i += gcomm_rank_nthreads()) data[i] = 0x5555;
     gcomm_rank_sync();

@@ -622,6 +622,8 @@ GCOMM_HD_INLINE int gcommi_world_rank(const gcomm_context_t *ctx, int comm, int 
 GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *base, size_t bytes,
                                 gcomm_win_t *win)
 {
+    if (win == NULL) return GCOMM_ERR_ARG;
+    *win = GCOMM_WIN_NULL; /* a failed create leaves no stale handle behind */
     if (comm != GCOMM_COMM_WORLD && comm != GCOMM_COMM_DEVICE) return GCOMM_ERR_ARG;
     gcommi_block_sync();
     if (gcommi_tid() == 0) {
@@ -669,8 +671,9 @@ GCOMMI_DEV int gcomm_win_create(gcomm_context_t *ctx, gcomm_comm_t comm, void *b
         ctx->status = st;
     }
     gcommi_block_sync();
-    if (ctx->status == GCOMM_SUCCESS) *win = ctx->value;
-    return ctx->status;
+    const int st = ctx->status;
+    if (st == GCOMM_SUCCESS) *win = ctx->value;
+    return st;
 }
 
 GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
