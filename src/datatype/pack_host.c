@@ -35,7 +35,7 @@ typedef struct {
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
-    int rows_zmm;         /* rows_vec() moves 128-byte rows with 64-byte vectors (rows_zmm) */
+    int rows_zmm;         /* rows_vec() packs 128-byte rows with 64-byte vectors (rows_zmm128) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -108,18 +108,6 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
     if (i < n) move32_avx2(dst + n - 32, src + n - 32); /* the last 32, overlapping: same values */
 }
 
-/* count rows of `size` bytes (a multiple of 32, 96 to 992) at mem, mem + stride, ... to or from
- * the packed stream p, in one call: 32-byte moves, no libc call and size dispatch per row. On the
- * Xeon of machine C (bench_pack_cpu, this loop against memcpy per row in the same binary,
- * alternating, 2026-11-26): subarray4d (256- and 512-byte rows) pack 1.00-1.03x MPI_Pack at 1-16
- * MiB and 0.97-0.99x at 64 MiB against 0.94-1.00x with memcpy, unpack 1.11-1.14x against
- * 0.99-1.00x at 1-4 MiB; vector_bl16 (128-byte blocks) unpack 1.09-1.11x against 0.97-1.01x at
- * 1-4 MiB, pack unchanged or better. Eight loads before the eight stores of a 256-byte row
- * instead of four and four: 0.92-0.97x. On the Zen 5 VM (2026-11-26, the same A/B, two rounds)
- * only for rows up to 128 bytes: vector_bl16 pack 0.92-0.93x -> 0.98-1.05x MPI_Pack at 1-4 MiB
- * and 0.82-0.93x -> 0.96-0.98x at 64-256 MiB, but subarray4d's 256-byte rows packed at 0.76x
- * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
- * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block. */
 /* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
  * glibc's memcpy makes them there, instead of four 32-byte ones. bench_pack_cpu, the Zen 5 VM,
  * this loop against rows_vec in the same binary, alternating, two rounds (2026-11-27): vector_bl16
@@ -138,6 +126,18 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
     }
 }
 
+/* count rows of `size` bytes (a multiple of 32, 96 to 992) at mem, mem + stride, ... to or from
+ * the packed stream p, in one call: 32-byte moves, no libc call and size dispatch per row. On the
+ * Xeon of machine C (bench_pack_cpu, this loop against memcpy per row in the same binary,
+ * alternating, 2026-11-26): subarray4d (256- and 512-byte rows) pack 1.00-1.03x MPI_Pack at 1-16
+ * MiB and 0.97-0.99x at 64 MiB against 0.94-1.00x with memcpy, unpack 1.11-1.14x against
+ * 0.99-1.00x at 1-4 MiB; vector_bl16 (128-byte blocks) unpack 1.09-1.11x against 0.97-1.01x at
+ * 1-4 MiB, pack unchanged or better. Eight loads before the eight stores of a 256-byte row
+ * instead of four and four: 0.92-0.97x. On the Zen 5 VM (2026-11-26, the same A/B, two rounds)
+ * only for rows up to 128 bytes: vector_bl16 pack 0.92-0.93x -> 0.98-1.05x MPI_Pack at 1-4 MiB
+ * and 0.82-0.93x -> 0.96-0.98x at 64-256 MiB, but subarray4d's 256-byte rows packed at 0.76x
+ * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
+ * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block. */
 __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
                                                      int64_t stride, int64_t count, int pack,
                                                      int rows_zmm)
