@@ -35,7 +35,7 @@ typedef struct {
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
-    int rows_zmm;         /* rows_vec() packs 128-byte rows with 64-byte vectors (rows_zmm128) */
+    int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -139,13 +139,8 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
  * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block. */
 __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
-                                                     int64_t stride, int64_t count, int pack,
-                                                     int rows_zmm)
+                                                     int64_t stride, int64_t count, int pack)
 {
-    if (rows_zmm && pack && size == 128) {
-        rows_zmm128(p, mem, stride, count);
-        return;
-    }
     for (int64_t r = 0; r < count; r++, p += size, mem += stride) {
         char *d = pack ? p : mem;
         const char *s = pack ? mem : p;
@@ -352,9 +347,10 @@ static void select_copies(ctx_t *c, size_t bytes)
 
 /* Smallest block that takes the streaming path. Packing writes one contiguous stream, where
  * streaming blocks shorter than 1 KB measured slower (vector of 128-byte blocks, 64 MB: 0.83x
- * MPI_Pack against 0.98x plain; again on the Zen 5 VM, 2026-11-26, with whole aligned lines streamed
- * by a rows loop: 0.71-0.74x against 0.92-0.96x at 64-256 MiB); unpacking scatters into blocks whose lines are written whole,
- * where streaming pays from 128 bytes (1.6x MPI_Unpack against 1.0x). */
+ * MPI_Pack against 0.98x plain; again on the Zen 5 VM, 2026-11-26, with whole aligned lines
+ * streamed by a rows loop: 0.71-0.74x against 0.92-0.96x at 64-256 MiB); unpacking scatters into
+ * blocks whose lines are written whole, where streaming pays from 128 bytes (1.6x MPI_Unpack
+ * against 1.0x). */
 static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
 
 /* Blocks from this size on that do not stream use c->mid. Shorter ones keep libc's memcpy: with
@@ -442,7 +438,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         copy_fn_t f = copy_for(c, (size_t)size);
 #ifdef GCOMMI_HAVE_ROWS_VEC
         if (f == copy_plain && size % 32 == 0 && size <= c->rows_vec_max) {
-            rows_vec(p, mem, size, stride, count, c->pack, c->rows_zmm);
+            if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
+            else rows_vec(p, mem, size, stride, count, c->pack);
             c->packed = p + count * size;
             return;
         }

@@ -156,25 +156,20 @@ static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t 
     return n;
 }
 
-/* Packs and unpacks count x t over the typed span of l, against the block list. */
-static int check_shape(const char *name, gcomm_datatype t, size_t count, const blocks_t *l)
+/* Packs and unpacks count x t over the typed span of l, against the block list; failures go to
+ * the harness. */
+static void check_shape(const char *name, gcomm_datatype t, size_t count, const blocks_t *l)
 {
-    int fails = 0;
+    const int failures = gcommt_failures;
     size_t size = 0;
-    CHECK_GC(gcomm_type_commit(&t));
-    CHECK_GC(gcomm_pack_size(count, t, &size));
+    TEST_OK(gcomm_type_commit(&t));
+    TEST_OK(gcomm_pack_size(count, t, &size));
     TEST_CHECK(size == l->packed, "%s: gcomm_pack_size %zu, reference %zu", name, size, l->packed);
-    if (size != l->packed) {
-        gcomm_type_free(&t);
-        return 1;
-    }
     unsigned char *typed = malloc(l->span), *packed = malloc(l->packed), *ref = malloc(l->packed),
                   *back = malloc(l->span), *back_ref = malloc(l->span);
     TEST_CHECK(typed && packed && ref && back && back_ref, "%s: out of memory", name);
-    if (!typed || !packed || !ref || !back || !back_ref) {
-        fails = 1;
-        goto out;
-    }
+    if (gcommt_failures != failures) goto out;
+
     gcommt_fill_random(typed, l->span, &rng_state);
     memset(packed, 0x5a, l->packed); /* poison: a byte left unwritten shows */
     size_t pos = 0;
@@ -188,7 +183,6 @@ static int check_shape(const char *name, gcomm_datatype t, size_t count, const b
     TEST_CHECK(rc == GCOMM_SUCCESS && pos == l->packed && d == l->packed,
                "%s pack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed, rc,
                pos, d);
-    fails += rc != GCOMM_SUCCESS || pos != l->packed || d != l->packed;
 
     /* Unpack packed data that differs from the typed source, into a poisoned buffer. */
     gcommt_fill_random(ref, l->packed, &rng_state);
@@ -205,8 +199,8 @@ static int check_shape(const char *name, gcomm_datatype t, size_t count, const b
     TEST_CHECK(rc == GCOMM_SUCCESS && pos == l->packed && d == l->span,
                "%s unpack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed,
                rc, pos, d);
-    fails += rc != GCOMM_SUCCESS || pos != l->packed || d != l->span;
-    if (!fails) printf("ok %-12s %10zu packed bytes, %9zu blocks\n", name, l->packed, l->n);
+    if (gcommt_failures == failures)
+        printf("ok %-12s %10zu packed bytes, %9zu blocks\n", name, l->packed, l->n);
 out:
     free(typed);
     free(packed);
@@ -214,7 +208,6 @@ out:
     free(back);
     free(back_ref);
     gcomm_type_free(&t);
-    return fails;
 }
 
 int main(int argc, char **argv)
@@ -241,7 +234,7 @@ int main(int argc, char **argv)
                  : s == 5 ? shape_struct(target, &t, &l, &count)
                           : shape_transpose(target, &t, &l);
         TEST_CHECK(rc == 0, "%s: building the type or its reference", names[s]);
-        if (rc == 0) (void)check_shape(names[s], t, count, &l);
+        if (rc == 0) check_shape(names[s], t, count, &l);
         free(l.b);
     }
     return gcommt_finish("test_dt_large");
