@@ -269,6 +269,14 @@ static ir_t *ir_seq(int64_t nm, ir_t **members, int64_t disp, int *oom)
 
 static ir_t *ir_of_blocks(gcomm_datatype t, gcomm_datatype child, int *oom);
 
+/* The type whose layout t has: t without its dups (a dup has its original's type map, bounds and
+ * extent), so that struct members that are dups of one type count as one type below. */
+static gcomm_datatype ir_layout_type(gcomm_datatype t)
+{
+    while (!t->predefined && t->combiner == GCOMMI_COMBINER_DUP) t = t->child;
+    return t;
+}
+
 /* IR of one instance of type t (NULL when it holds no data or on allocation failure). */
 static ir_t *ir_of_type(gcomm_datatype t, int *oom)
 {
@@ -291,10 +299,13 @@ static ir_t *ir_of_type(gcomm_datatype t, int *oom)
     case GCOMMI_COMBINER_INDEXED:
         return ir_of_blocks(t, t->child, oom);
     default: { /* GCOMMI_COMBINER_STRUCT */
-        /* Members all of one type are blocks over one child: its IR is built once. */
+        /* Members all of one type (dups of it included) are blocks over one child: its IR is
+         * built once. Members of different types are built one by one, so a struct that mixes
+         * types at every level of a nesting grows its IR exponentially, up to the node limit. */
         int64_t b = 1;
-        while (b < t->nblocks && t->types[b] == t->types[0]) b++;
-        if (t->nblocks > 0 && b == t->nblocks) return ir_of_blocks(t, t->types[0], oom);
+        gcomm_datatype first = t->nblocks > 0 ? ir_layout_type(t->types[0]) : NULL;
+        while (b < t->nblocks && ir_layout_type(t->types[b]) == first) b++;
+        if (t->nblocks > 0 && b == t->nblocks) return ir_of_blocks(t, first, oom);
         ir_t **members = calloc(t->nblocks > 0 ? (size_t)t->nblocks : 1, sizeof(ir_t *));
         if (!members) {
             *oom = 1;

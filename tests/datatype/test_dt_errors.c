@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef GCOMMT_HAVE_IMPORT
@@ -402,30 +403,82 @@ static void import_errors(void)
 }
 #endif
 
-/* A struct whose members reuse one child, nested 40 deep, is a small DAG whose tree expansion is
- * 2^40: commit must build the child's normal form once per level (and refuse, not hang, when a
- * type's normal form really is too large). */
-static void commit_nested_structs(void)
+/* Level `levels` of a nesting: struct {t, second(t)} at displacements 0 and extent + 8, where
+ * second is t itself (kind 0), a dup of t (1) or contiguous(1, t) (2): the same layout as t, a
+ * different handle. */
+static gcomm_datatype nested_structs(int levels, int kind)
 {
-    gcomm_datatype t, next;
+    gcomm_datatype t;
     TEST_OK(gcomm_type_contiguous(3, GCOMM_DOUBLE, &t));
-    for (int level = 0; level < 40; level++) {
+    for (int level = 0; level < levels; level++) {
+        gcomm_datatype other = t, next;
+        if (kind == 1) TEST_OK(gcomm_type_dup(t, &other));
+        if (kind == 2) TEST_OK(gcomm_type_contiguous(1, t, &other));
         const int bl[2] = {1, 1};
         ptrdiff_t ext, lb;
         gcomm_type_get_extent(t, &lb, &ext);
         const ptrdiff_t d[2] = {0, ext + 8};
-        const gcomm_datatype types[2] = {t, t};
+        const gcomm_datatype types[2] = {t, other};
         TEST_OK(gcomm_type_struct(2, bl, d, types, &next));
+        if (other != t) gcomm_type_free(&other);
         gcomm_type_free(&t);
         t = next;
-        if (level == 10) { /* small enough to pack: check the normalised form against its size */
-            size_t size;
-            gcomm_type_size(t, &size);
-            TEST_CHECK(size == ((size_t)3 * 8) << 11, "nested struct size %zu", size);
-        }
     }
+    return t;
+}
+
+/* A struct whose members reuse one child, nested 40 deep, is a small DAG whose tree expansion is
+ * 2^40: commit must build the child's normal form once per level, also when the second member is
+ * a dup of the first; and refuse, not hang, when a type's normal form really is too large (the
+ * second member a contiguous(1, t): another type of the same layout, built again at every
+ * level), leaving the handle as it was and the type uncommitted. */
+static void commit_nested_structs(void)
+{
+    gcomm_datatype t = nested_structs(10, 0), d = nested_structs(10, 1);
+    size_t size = 0;
+    gcomm_type_size(t, &size);
+    TEST_CHECK(size == ((size_t)3 * 8) << 10, "nested struct size %zu", size);
+    TEST_OK(gcomm_type_commit(&t));
+    TEST_OK(gcomm_type_commit(&d));
+    /* packs of the two are the same bytes, and the same as the type map's (the elements, in
+     * order, are the doubles of the 2^10 copies of contiguous(3) at their displacements) */
+    ptrdiff_t lb, ext;
+    gcomm_type_get_true_extent(t, &lb, &ext);
+    double *in = malloc((size_t)ext), *pt = malloc(size), *pd = malloc(size);
+    for (size_t i = 0; i < (size_t)ext / sizeof(double); i++) in[i] = (double)i;
+    size_t pos_t = 0, pos_d = 0;
+    TEST_OK(gcomm_pack(in, 1, t, pt, size, &pos_t));
+    TEST_OK(gcomm_pack(in, 1, d, pd, size, &pos_d));
+    TEST_CHECK(pos_t == size && pos_d == size && memcmp(pt, pd, size) == 0,
+               "struct {t, dup(t)} packs %zu bytes unlike struct {t, t} (%zu)", pos_d, pos_t);
+    /* element k: copy k of the 3 doubles sits at sum over the bits b of k of (extent_b + 8),
+     * where extent_b = 24 * 2^b + 8 * (2^b - 1) is the extent of level b */
+    int bad = 0;
+    for (size_t k = 0; k < ((size_t)1 << 10); k++) {
+        size_t off = 0;
+        for (int b = 0; b < 10; b++)
+            if (k >> b & 1) off += 24 * ((size_t)1 << b) + 8 * (((size_t)1 << b) - 1) + 8;
+        for (int e = 0; e < 3; e++) bad += pt[3 * k + e] != in[off / 8 + e];
+    }
+    TEST_CHECK(bad == 0, "nested struct pack: %d doubles differ from the type map", bad);
+    free(in), free(pt), free(pd);
+    gcomm_type_free(&t);
+    gcomm_type_free(&d);
+
+    t = nested_structs(40, 0);
     TEST_OK(gcomm_type_commit(&t)); /* 2^40 leaves as a tree; linear as blocks over one child */
     gcomm_type_free(&t);
+    d = nested_structs(40, 1);
+    TEST_OK(gcomm_type_commit(&d));
+    gcomm_type_free(&d);
+
+    gcomm_datatype c = nested_structs(24, 2), before = c;
+    EXPECT(GCOMM_ERR_UNSUPPORTED, "nodes", gcomm_type_commit(&c));
+    TEST_CHECK(c == before, "a refused commit changed the handle");
+    size_t pos = 0;
+    char out[8];
+    EXPECT(GCOMM_ERR_NOT_COMMITTED, "commit", gcomm_pack(out, 0, c, out, sizeof out, &pos));
+    gcomm_type_free(&c);
 }
 
 /* Predefined types are address constants: usable in static initialisers, before any call. */

@@ -7,6 +7,8 @@
  *     leaving *newtype unchanged on error; it must fail when a count is negative, an array is NULL
  *     with a nonzero count, an old type is NULL, or the result's size overflows 63 bits;
  *   - on success the size is what the arguments say (count x blocklength x old size, etc.);
+ *   - commit of a live type succeeds, or is refused with GCOMM_ERR_UNSUPPORTED where the type's
+ *     normal form would pass the engine's node limit, leaving the handle and the type uncommitted;
  *   - queries on a live type succeed; on NULL they fail and leave the outputs unchanged;
  *   - pack of an uncommitted type fails with GCOMM_ERR_NOT_COMMITTED;
  *   - pack writes exactly gcomm_type_size * count bytes at *position, all taken from the type map;
@@ -55,7 +57,7 @@ typedef __int128 wide_t;
     } while (0)
 
 /* What the inputs reached (printed by the standalone driver). */
-static long stat_created, stat_refused, stat_packed, stat_skipped;
+static long stat_created, stat_refused, stat_packed, stat_skipped, stat_commit_refused;
 
 /* ---- input decoding ------------------------------------------------------------------------- */
 
@@ -259,6 +261,22 @@ static wide_t type_size_of(gcomm_datatype t)
     return (wide_t)s;
 }
 
+/* The one way a commit of a valid type may fail: its normalised form would exceed the engine's
+ * node limit (GCOMM_ERR_UNSUPPORTED, src/datatype/commit.c), as a struct whose members are
+ * differently shaped instances of one type at many levels does (its normal form is a tree, the
+ * type a DAG: 6 members over 9 levels make 6^9 nodes; tests/fuzz/regressions/commit-node-limit).
+ * The handle must then be unchanged and the type stay uncommitted (the slot keeps committed = 0,
+ * so a pack of it must fail with GCOMM_ERR_NOT_COMMITTED). Returns 1 for such a refusal. */
+static int commit_refused(int rc, gcomm_datatype before, gcomm_datatype after)
+{
+    if (rc != GCOMM_ERR_UNSUPPORTED || !before) return 0;
+    check_error(rc, "gcomm_type_commit");
+    if (after != before) FAIL("a refused commit changed the handle");
+    tracef("  -> commit refused: %s", gcomm_last_error_detail());
+    stat_commit_refused++;
+    return 1;
+}
+
 /* expect: the size the arguments imply (-1: no expectation), or -2 when the arguments are
  * invalid and the call must fail. */
 static void finish_constructor(state_t *st, rd_t *r, const char *what, int rc,
@@ -291,7 +309,9 @@ static void finish_constructor(state_t *st, rd_t *r, const char *what, int rc,
     s->committed = committed_after;
     tracef("  stored in slot%d%s", (int)(s - st->slot), (k & 0x80) ? ", committed" : "");
     if (k & 0x80) { /* commit right away */
+        gcomm_datatype before = s->t;
         rc = gcomm_type_commit(&s->t);
+        if (commit_refused(rc, before, s->t)) return;
         if (rc != GCOMM_SUCCESS) FAIL("commit of a new %s type: %s (%s)", what,
                                       gcomm_error_string(rc), gcomm_last_error_detail());
         s->committed = 1;
@@ -543,6 +563,7 @@ static void op_commit(state_t *st, rd_t *r)
     tracef("gcomm_type_commit(slot%d = %s)", k % NSLOTS, tname(s->t));
     int rc = gcomm_type_commit(&s->t);
     check_error(rc, "gcomm_type_commit");
+    if (commit_refused(rc, before, s->t)) return; /* s->committed stays as it was */
     if (!before) {
         if (rc == GCOMM_SUCCESS) FAIL("commit of NULL succeeded");
         if (s->t != GCOMM_DATATYPE_NULL) FAIL("failed commit changed the handle");
@@ -868,8 +889,9 @@ int main(int argc, char **argv)
     }
     if (files) {
         printf("fuzz_datatype_replay: %d inputs replayed, no invariant violated (%ld types created, "
-               "%ld refused, %ld packed, %ld too large to pack)\n",
-               files, stat_created, stat_refused, stat_packed, stat_skipped);
+               "%ld refused, %ld commits refused at the node limit, %ld packed, %ld too large to "
+               "pack)\n",
+               files, stat_created, stat_refused, stat_commit_refused, stat_packed, stat_skipped);
         return 0;
     }
     uint64_t rng = seed ? seed : 1;
@@ -880,8 +902,10 @@ int main(int argc, char **argv)
         LLVMFuzzerTestOneInput(buf, n);
     }
     printf("fuzz_datatype_replay: %ld random inputs (seed %llu), no invariant violated (%ld types "
-           "created, %ld refused, %ld packed, %ld too large to pack)\n",
-           runs, (unsigned long long)seed, stat_created, stat_refused, stat_packed, stat_skipped);
+           "created, %ld refused, %ld commits refused at the node limit, %ld packed, %ld too large to "
+           "pack)\n",
+           runs, (unsigned long long)seed, stat_created, stat_refused, stat_commit_refused,
+           stat_packed, stat_skipped);
     return 0;
 }
 #endif
