@@ -14,6 +14,11 @@
       "streaming stores (x86 with AVX2); 0 chooses 8M for unpacking and max(8M, L3 size of "   \
       "CPU 0 from sysfs / 16) for packing; from this size a pack on AMD with AVX-512 also "    \
       "moves 128-byte rows with 64-byte vectors")                                              \
+    X(type_max_nodes, SIZE, "4M",                                                             \
+      "Largest normal form a datatype commit builds, in nodes of about 80 bytes: a struct "     \
+      "that mixes differently shaped member types at every level of a deep nesting grows "     \
+      "exponentially, and its commit is refused with GCOMM_ERR_UNSUPPORTED past this (0: no "  \
+      "limit)")                                                                                \
     X(pack_max_blocks, INT, "0",                                                               \
       "Most thread blocks a GPU pack, unpack or copy kernel uses (so it can run beside a user "  \
       "kernel); 0 chooses 16 per multiprocessor")                                              \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/config.h"
 #include "common/error.h"
 #include "datatype/type.h"
 
@@ -50,14 +51,14 @@ static void ir_free(ir_t *n)
 }
 
 /* A type tree is a DAG (a struct may use one child in many members, that child again, ...) while
- * the IR is a tree, so a small type can expand exponentially. Building stops at this many nodes
- * (a flattened layout of about 300 MB) and the commit is refused instead of running for hours. */
-#define GCOMMI_IR_MAX_NODES ((int64_t)1 << 22)
-static _Thread_local int64_t gcommi_ir_nodes;
+ * the IR is a tree, so a small type can expand exponentially. Building stops at
+ * GCOMM_TYPE_MAX_NODES nodes (4M by default: a flattened layout of about 300 MB) and the commit is
+ * refused instead of running for hours. */
+static _Thread_local int64_t gcommi_ir_nodes, gcommi_ir_max_nodes;
 
 static ir_t *ir_new(int kind, int64_t disp, int64_t size, int64_t unit)
 {
-    if (++gcommi_ir_nodes > GCOMMI_IR_MAX_NODES) return NULL;
+    if (++gcommi_ir_nodes > gcommi_ir_max_nodes) return NULL;
     ir_t *n = calloc(1, sizeof(*n));
     if (!n) return NULL;
     n->kind = kind;
@@ -420,15 +421,19 @@ int gcommi_layout_build(gcomm_datatype type, gcommi_layout_t **layout)
 {
     int oom = 0;
     gcommi_ir_nodes = 0;
+    const size_t max_nodes = gcommi_config()->type_max_nodes;
+    gcommi_ir_max_nodes =
+        max_nodes == 0 || max_nodes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)max_nodes;
     ir_t *root = ir_of_type(type, &oom);
-    int too_big = gcommi_ir_nodes > GCOMMI_IR_MAX_NODES;
+    int too_big = gcommi_ir_nodes > gcommi_ir_max_nodes;
     if (oom) {
         ir_free(root);
         if (too_big)
             return GCOMMI_ERROR(GCOMM_ERR_UNSUPPORTED,
                                 "the normalised form of the type exceeds %lld nodes (a struct "
-                                "that reuses differently shaped children at many levels)",
-                                (long long)GCOMMI_IR_MAX_NODES);
+                                "that reuses differently shaped children at many levels; "
+                                "GCOMM_TYPE_MAX_NODES)",
+                                (long long)gcommi_ir_max_nodes);
         return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate the normalised form of the type");
     }
     if (!root) { /* no data: a single empty run */
