@@ -434,14 +434,15 @@ static gcomm_datatype nested_structs(int levels, int kind)
  * level), leaving the handle as it was and the type uncommitted. */
 static void commit_nested_structs(void)
 {
-    gcomm_datatype t = nested_structs(10, 0), d = nested_structs(10, 1);
+    const int levels = 10; /* small enough to pack */
+    gcomm_datatype t = nested_structs(levels, 0), d = nested_structs(levels, 1);
     size_t size = 0;
     gcomm_type_size(t, &size);
-    TEST_CHECK(size == ((size_t)3 * 8) << 10, "nested struct size %zu", size);
+    TEST_CHECK(size == ((size_t)3 * 8) << levels, "nested struct size %zu", size);
     TEST_OK(gcomm_type_commit(&t));
     TEST_OK(gcomm_type_commit(&d));
     /* packs of the two are the same bytes, and the same as the type map's (the elements, in
-     * order, are the doubles of the 2^10 copies of contiguous(3) at their displacements) */
+     * order, are the doubles of the 2^levels copies of contiguous(3) at their displacements) */
     ptrdiff_t lb, ext;
     gcomm_type_get_true_extent(t, &lb, &ext);
     double *in = malloc((size_t)ext), *pt = malloc(size), *pd = malloc(size);
@@ -454,9 +455,9 @@ static void commit_nested_structs(void)
     /* element k: copy k of the 3 doubles sits at sum over the bits b of k of (extent_b + 8),
      * where extent_b = 24 * 2^b + 8 * (2^b - 1) is the extent of level b */
     int bad = 0;
-    for (size_t k = 0; k < ((size_t)1 << 10); k++) {
+    for (size_t k = 0; k < ((size_t)1 << levels); k++) {
         size_t off = 0;
-        for (int b = 0; b < 10; b++)
+        for (int b = 0; b < levels; b++)
             if (k >> b & 1) off += 24 * ((size_t)1 << b) + 8 * (((size_t)1 << b) - 1) + 8;
         for (int e = 0; e < 3; e++) bad += pt[3 * k + e] != in[off / 8 + e];
     }
