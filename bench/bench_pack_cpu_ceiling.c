@@ -24,6 +24,11 @@
  *   blk_avx2_nt_pf, blk_avx512_nt_pf   the streaming loops with that prefetch
  *   blk_avx2_pfn, blk_avx2_nt_pfn, blk_avx512_nt_pfn   pack only: before each block, prefetch
  *                   the first --pf-next bytes of the next block (what gcomm does from 8 MiB)
+ *   blk_avx2_nt_desc   blk_avx2_nt with each block copied from its end down (a forward read's
+ *                   prefetch runs on into the gap after a block, a descending one stops at the
+ *                   block's start, here a page boundary: rd_only_desc below reads that way)
+ *   blk_avx2_nt_descpf pack only: blk_avx2_nt_desc prefetching the last --pf-next bytes of the
+ *                   next block before each block
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
  * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
  * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
@@ -229,6 +234,40 @@ INLINE TGT_AVX2 void cp_avx2_nt(char *d, const char *s, size_t n)
         i += 64;
     }
     cp_avx2(d + i, s + i, n - i);
+}
+
+/* cp_avx2_nt from the block's end down: the same lines, the same stores, in descending
+ * order. Read forward, the hardware prefetchers run on past a block's end into the gap before
+ * the next one (for vector_bl256 the second half of every 4 KiB page), fetching lines that
+ * nobody reads; read from its end down, a block's prefetch stops at its start, which is a page
+ * boundary there, where prefetchers stop (rd_only_desc against rd_only measures the effect on
+ * the read alone). */
+INLINE TGT_AVX2 void cp_avx2_nt_desc(char *d, const char *s, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (n < head + 64) {
+        cp_avx2(d, s, n);
+        return;
+    }
+    size_t i = head + (n - head) / 64 * 64; /* [head, i): whole lines of d */
+    cp_avx2(d + i, s + i, n - i);
+    for (; i >= head + 128; i -= 128) {
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i - 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i - 64));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i - 96));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i - 128));
+        _mm256_stream_si256((__m256i *)(d + i - 32), e);
+        _mm256_stream_si256((__m256i *)(d + i - 64), c);
+        _mm256_stream_si256((__m256i *)(d + i - 96), b);
+        _mm256_stream_si256((__m256i *)(d + i - 128), a);
+    }
+    if (i >= head + 64) {
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i - 32));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i - 64));
+        _mm256_stream_si256((__m256i *)(d + i - 32), b);
+        _mm256_stream_si256((__m256i *)(d + i - 64), a);
+    }
+    cp_avx2(d, s, head);
 }
 
 INLINE TGT_AVX512 void cp_avx512(char *d, const char *s, size_t n)
@@ -463,6 +502,28 @@ DEFINE_PF_LOOPS(blk_avx512_nt_pf, TGT_AVX512, cp_avx512_nt, SFENCE)
 DEFINE_PFN_LOOPS(blk_avx2_pfn, TGT_AVX2, cp_avx2, NO_FENCE)
 DEFINE_PFN_LOOPS(blk_avx2_nt_pfn, TGT_AVX2, cp_avx2_nt, SFENCE)
 DEFINE_PFN_LOOPS(blk_avx512_nt_pfn, TGT_AVX512, cp_avx512_nt, SFENCE)
+DEFINE_LOOPS(blk_avx2_nt_desc, TGT_AVX2, cp_avx2_nt_desc, SFENCE)
+
+/* blk_avx2_nt_desc, prefetching the last --pf-next bytes of the next block (where its copy
+ * starts) before each block */
+TGT_AVX2 static int op_blk_avx2_nt_descpf_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    const char *t = (const char *)b->src;
+    char *p = (char *)b->out;
+    size_t len = g->len0;
+    for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc) {
+        if (i + 1 < g->nblocks) {
+            size_t next = len + g->inc, n = next < b->pf_next ? next : b->pf_next;
+            pf_block(t + g->stride + next - n, n);
+        }
+        cp_avx2_nt_desc(p, t, len);
+    }
+    SFENCE;
+    return 0;
+}
+#define op_blk_avx2_nt_descpf_unpack op_blk_avx2_nt_desc_unpack
 
 /* ---- bounds: each half of the copy alone -------------------------------------------------------
  * rd_only loads exactly the bytes the operation reads, block by block in the same order (32-byte
@@ -658,6 +719,8 @@ static const variant_t variants[] = {
     {"blk_avx2_pfn", op_blk_avx2_pfn_pack, op_blk_avx2_pfn_unpack, "avx2", 0},
     {"blk_avx2_nt_pfn", op_blk_avx2_nt_pfn_pack, op_blk_avx2_nt_pfn_unpack, "avx2", 0},
     {"blk_avx512_nt_pfn", op_blk_avx512_nt_pfn_pack, op_blk_avx512_nt_pfn_unpack, "avx512f", 0},
+    {"blk_avx2_nt_desc", op_blk_avx2_nt_desc_pack, op_blk_avx2_nt_desc_unpack, "avx2", 0},
+    {"blk_avx2_nt_descpf", op_blk_avx2_nt_descpf_pack, op_blk_avx2_nt_descpf_unpack, "avx2", 0},
     {"rd_only", op_rd_only_pack, op_rd_only_unpack, "avx2", 1},
     {"rd_only_desc", op_rd_only_desc_pack, op_rd_only_desc_unpack, "avx2", 1},
     {"wr_only", op_wr_only_pack, op_wr_only_unpack, "avx2", 1},

@@ -77,6 +77,32 @@ typedef enum { GCOMM_COMM_WORLD = 0, GCOMM_COMM_DEVICE = 1 } gcomm_comm_t;
 #define GCOMM_SHARED
 #endif
 
+#if defined(__cplusplus)
+#define GCOMMI_ALIGN16 alignas(16)
+#else
+#define GCOMMI_ALIGN16 _Alignas(16)
+#endif
+
+/* One entry of a rank's window cache: (window, target) -> the target's part of the window as
+ * this GPU addresses it, and the target's lane from this GPU (world rank, reservation counter
+ * here, ring in the target's segment, whether that is on another GPU): a small put_notify's
+ * whole route. Three 16-byte words, 16-byte aligned, so that a put loads the key, the bounds and
+ * the route together (one shared-memory latency before its reservation, not four in a row). */
+typedef struct {
+    int32_t win, target; /* the key (win GCOMM_WIN_NULL: empty) */
+    int32_t tw, sys;
+    char *addr;
+    uint64_t size;
+    uint32_t *tail;
+    uint64_t *ring;
+} gcommi_rcache_t;
+
+/* 48 bytes, the route in the third 16-byte word (gcommi_rcache_get loads it so) */
+typedef char gcommi_rcache_size_check[sizeof(gcommi_rcache_t) == 48 &&
+                                              offsetof(gcommi_rcache_t, tail) == 32
+                                          ? 1
+                                          : -1];
+
 /* Per-block state; declare it GCOMM_SHARED (__shared__ in a kernel). Its fields are internal: the
  * launch parameter's hot fields and the rank's queue positions live here, in shared memory,
  * because global loads on the notification path would miss the L1 after every acquire and cost
@@ -93,16 +119,9 @@ typedef struct {
     uint32_t lane_next[GCOMMI_MAX_GPUS];      /* entries consumed per lane */
     uint32_t lane_returned[GCOMMI_MAX_GPUS];  /* ... and returned as credit */
     uint32_t npending, pending_head;          /* held notifications: a ring (notif.h) */
-    /* the last window entries resolved: (window, target) -> address and size, entry target %
-     * GCOMMI_RCACHE; a window's entries do not change while it lives */
-    int32_t rcache_win[GCOMMI_RCACHE], rcache_target[GCOMMI_RCACHE];
-    char *rcache_addr[GCOMMI_RCACHE];
-    uint64_t rcache_size[GCOMMI_RCACHE];
-    /* ... and the target's lane from this GPU: world rank, its tail counter here, its ring in
-     * the target's segment, whether that is on another GPU (a small put_notify's whole route) */
-    int32_t rcache_tw[GCOMMI_RCACHE], rcache_sys[GCOMMI_RCACHE];
-    uint32_t *rcache_tail[GCOMMI_RCACHE];
-    uint64_t *rcache_ring[GCOMMI_RCACHE];
+    /* the last window entries resolved, entry target % GCOMMI_RCACHE (gcommi_rcache_t); a
+     * window's entries do not change while it lives */
+    GCOMMI_ALIGN16 gcommi_rcache_t rcache[GCOMMI_RCACHE];
     /* the credit last loaded for one target (consumed count of its lane from this GPU) */
     int32_t credit_target;
     uint32_t credit_seen;

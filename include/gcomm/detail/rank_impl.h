@@ -441,7 +441,7 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->pending_cap = p->pending_cap;
         ctx->npending = 0;
         ctx->pending_head = 0;
-        for (int c = 0; c < GCOMMI_RCACHE; c++) ctx->rcache_win[c] = GCOMM_WIN_NULL;
+        for (int c = 0; c < GCOMMI_RCACHE; c++) ctx->rcache[c].win = GCOMM_WIN_NULL;
         ctx->credit_target = -1;
         ctx->credit_seen = 0;
         ctx->credit_slot = 0;
@@ -692,13 +692,41 @@ GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
         }
         ctx->wins_used[comm] &= ~(1u << (id % GCOMMI_MAX_WINS));
         for (int c = 0; c < GCOMMI_RCACHE; c++)
-            if (ctx->rcache_win[c] == id) ctx->rcache_win[c] = GCOMM_WIN_NULL;
+            if (ctx->rcache[c].win == id) ctx->rcache[c].win = GCOMM_WIN_NULL;
         if (ctx->inl_win == id) ctx->inl_win = GCOMM_WIN_NULL;
         ctx->status = st;
     }
     gcommi_block_sync();
     *win = GCOMM_WIN_NULL;
     return ctx->status;
+}
+
+/* Entry c of the window cache, whole. On the GPU three 16-byte loads issued together, before
+ * anything looks at the key: written as plain loads, the compiler issued the value's loads only
+ * after the key had compared equal (two shared-memory latencies before a put's reservation
+ * instead of one). Volatile so that they are not moved behind that branch; no memory clobber,
+ * so that they order nothing else. */
+GCOMM_HD_INLINE gcommi_rcache_t gcommi_rcache_get(const gcomm_context_t *ctx, int c)
+{
+#if defined(__CUDA_ARCH__)
+    gcommi_rcache_t r;
+    const gcommi_rcache_t *e = &ctx->rcache[c];
+    uint64_t a0, a1, b0, b1, c0, c1;
+    asm volatile("ld.v2.u64 {%0, %1}, [%2];" : "=l"(a0), "=l"(a1) : "l"(e));
+    asm volatile("ld.v2.u64 {%0, %1}, [%2+16];" : "=l"(b0), "=l"(b1) : "l"(e));
+    asm volatile("ld.v2.u64 {%0, %1}, [%2+32];" : "=l"(c0), "=l"(c1) : "l"(e));
+    r.win = (int32_t)(uint32_t)a0;
+    r.target = (int32_t)(uint32_t)(a0 >> 32);
+    r.tw = (int32_t)(uint32_t)a1;
+    r.sys = (int32_t)(uint32_t)(a1 >> 32);
+    r.addr = (char *)(uintptr_t)b0;
+    r.size = b1;
+    r.tail = (uint32_t *)(uintptr_t)c0;
+    r.ring = (uint64_t *)(uintptr_t)c1;
+    return r;
+#else
+    return ctx->rcache[c];
+#endif
 }
 
 /* Checks what an operation's arguments say without reading memory: window handle, rank range,
@@ -742,14 +770,15 @@ GCOMM_HD_INLINE int gcommi_resolve_miss(gcomm_context_t *ctx, gcomm_win_t win,
     if (gcommi_tid() == 0 && valid) {
         const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
         const int tgpu = gcommi_ctx_gpu_of_rank(ctx, tw);
-        ctx->rcache_win[c] = win;
-        ctx->rcache_target[c] = target;
-        ctx->rcache_addr[c] = base;
-        ctx->rcache_size[c] = size;
-        ctx->rcache_tw[c] = tw;
-        ctx->rcache_sys[c] = tgpu != ctx->gpu;
-        ctx->rcache_tail[c] = gcommi_ctx_tail(ctx, tw);
-        ctx->rcache_ring[c] = gcommi_ctx_ring(ctx, tgpu, tw - ctx->rank_base[tgpu], ctx->gpu);
+        gcommi_rcache_t *r = &ctx->rcache[c];
+        r->win = win;
+        r->target = target;
+        r->tw = tw;
+        r->sys = tgpu != ctx->gpu;
+        r->addr = base;
+        r->size = size;
+        r->tail = gcommi_ctx_tail(ctx, tw);
+        r->ring = gcommi_ctx_ring(ctx, tgpu, tw - ctx->rank_base[tgpu], ctx->gpu);
     }
     *base_out = base;
     *size_out = size;
@@ -784,13 +813,13 @@ GCOMM_HD_INLINE int gcommi_resolve_in(gcomm_context_t *ctx, gcomm_win_t win, int
      * (bench_overlap, exchange only: 6.77 -> 6.30 us per iteration). Direct-mapped: a hit costs
      * two compares, on the latency path of every put. */
     const int c = target & (GCOMMI_RCACHE - 1);
-    char *base;
-    uint64_t size;
+    /* a plain copy: every thread of the block runs this; the single thread's chain that
+     * gcommi_rcache_get shortens is the small put's */
+    const gcommi_rcache_t r = ctx->rcache[c];
+    char *base = r.addr;
+    uint64_t size = r.size;
     int valid = 1;
-    if (ctx->rcache_win[c] == win && ctx->rcache_target[c] == target) {
-        base = ctx->rcache_addr[c];
-        size = ctx->rcache_size[c];
-    } else {
+    if (GCOMMI_UNLIKELY(r.win != win || r.target != target)) {
         valid = gcommi_resolve_miss(ctx, win, target, c, &base, &size, block);
     }
     return gcommi_resolve_bounds(ctx, win, target, offset, bytes, op, base, size, valid, addr);
@@ -1300,7 +1329,9 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
 {
     const int c = target & (GCOMMI_RCACHE - 1);
     int st;
-    if (GCOMMI_UNLIKELY(ctx->rcache_win[c] != win || ctx->rcache_target[c] != target)) {
+    /* the entry whole (key, bounds and route in one shared-memory latency) */
+    gcommi_rcache_t r = gcommi_rcache_get(ctx, c);
+    if (GCOMMI_UNLIKELY(r.win != win || r.target != target)) {
         st = gcommi_check_args(ctx, GCOMMI_OP_PUT, win, target, 1, tag, offset, bytes);
         if (st) return st;
         const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
@@ -1310,18 +1341,19 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
         char *unused;
         st = gcommi_resolve_t0(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, &unused);
         if (st) return st; /* else the entry is cached now */
+        r = gcommi_rcache_get(ctx, c);
     } else if (GCOMMI_UNLIKELY(tag < 0 || tag > GCOMMI_TAG_MAX)) {
         gcommi_fail(ctx, GCOMM_ERR_TAG, GCOMMI_OP_PUT, win, target, offset, bytes, 0);
         return GCOMM_ERR_TAG;
     }
     char *remote;
-    st = gcommi_resolve_bounds(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, ctx->rcache_addr[c],
-                               ctx->rcache_size[c], 1, &remote);
+    st = gcommi_resolve_bounds(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, r.addr, r.size, 1,
+                               &remote);
     if (st) return st;
     GCOMMI_PROF_MARK(2);
     /* nothing fails from here on (but a timeout waiting for credit, which stops the launch) */
-    const int tw = ctx->rcache_tw[c];
-    const uint32_t slot = gcommi_lane_reserve(ctx->rcache_tail[c]);
+    const int tw = r.tw;
+    const uint32_t slot = gcommi_lane_reserve(r.tail);
     const uint32_t seen = gcommi_credit_seen_t0(ctx, tw);
     /* the payload is loaded now, beside the reservation (origin bytes beyond `bytes` are not
      * read: the buffer may end there) */
@@ -1343,8 +1375,8 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
     ctx->credit_slot = slot;
     GCOMMI_PROF_MARK(4);
     if (inl) {
-        const int sys = ctx->rcache_sys[c];
-        uint64_t *ring = ctx->rcache_ring[c];
+        const int sys = r.sys;
+        uint64_t *ring = r.ring;
         st = gcommi_slot_credit_t0(ctx, tw, slot, seen, sys, win, tag);
         if (st) return st; /* the launch stops: the slot stays empty */
         gcommi_lane_publish_inline(ring, ctx->depth, slot, ctx->rank, tag, win, offset,
