@@ -632,6 +632,58 @@ GCOMM_HD_INLINE void body_inline(gcomm_param_t param, uint64_t *buf, unsigned *e
     gcomm_finish(&ctx);
 }
 
+/* ---- windows freed and created again: puts after gcomm_win_free + gcomm_win_create go to the
+ * new window. Each round creates a window over the other of two areas (the freed window's id
+ * comes back), puts 8 bytes (the small put's cached route) and 16 bytes (the general path) into
+ * the right neighbour's, and checks what came from the left in the new area and that the old
+ * area did not change: a block that kept the freed window's cache entries would put into the old
+ * area. The window's size changes every round too. ---- */
+
+#define REWIN_WORDS 32
+#define REWIN_POISON 0x5A5A5A5A5A5A5A5Aull
+
+GCOMM_HD_INLINE uint64_t rewin_word(int rank, int w) { return mix(((uint64_t)rank << 32) ^ w); }
+
+GCOMM_HD_INLINE void body_rewin(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(param, &ctx);
+    int rank, size, lrank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
+    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    /* per rank: areas a and b, then the words to send */
+    uint64_t *area = buf + (size_t)lrank * 3 * REWIN_WORDS;
+    uint64_t *send = area + 2 * REWIN_WORDS;
+    const int tid = gcomm_rank_thread(), nt = gcomm_rank_nthreads();
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int w = tid; w < 2 * REWIN_WORDS; w += nt) area[w] = REWIN_POISON;
+    for (int w = tid; w < REWIN_WORDS; w += nt) send[w] = rewin_word(rank, w);
+    gcomm_rank_sync();
+    for (int round = 0; round < 4; round++) {
+        uint64_t *mine = area + (round & 1) * REWIN_WORDS, *old = area + (~round & 1) * REWIN_WORDS;
+        const size_t words = REWIN_WORDS - 8 * (size_t)(round & 1);
+        gcomm_win_t win;
+        DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, words * 8, &win) == GCOMM_SUCCESS,
+               errs);
+        DCHECK(gcomm_put_notify(&ctx, win, right, 8 * (size_t)round, 8, send + round, round) ==
+                   GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_put_notify(&ctx, win, right, 8 * (size_t)(8 + 2 * round), 16,
+                                send + 8 + 2 * round, round) == GCOMM_SUCCESS, errs);
+        DCHECK(gcomm_wait_notifications(&ctx, win, left, round, 2) == GCOMM_SUCCESS, errs);
+        if (tid == 0) {
+            DCHECK(mine[round] == rewin_word(left, round), errs);
+            DCHECK(mine[8 + 2 * round] == rewin_word(left, 8 + 2 * round), errs);
+            DCHECK(mine[9 + 2 * round] == rewin_word(left, 9 + 2 * round), errs);
+            DCHECK(old[round] == REWIN_POISON, errs);
+            DCHECK(old[8 + 2 * round] == REWIN_POISON && old[9 + 2 * round] == REWIN_POISON,
+                   errs);
+        }
+        DCHECK(gcomm_win_free(&ctx, &win) == GCOMM_SUCCESS && win == GCOMM_WIN_NULL, errs);
+    }
+    gcomm_finish(&ctx);
+}
+
 /* Inline puts nobody waits for: rank r puts 1 + r % 8 bytes at offset r % 8 and 8 bytes at
  * offset 16 into its right neighbour's 64-byte window and ends. The host checks the windows after
  * the launch (test_rma_device.cu, test_inline_nowait). */

@@ -38,7 +38,7 @@ typedef struct {
 
 /* The bodies of (param, buf, errs) as host-rank functions: run_ring, run_gather, ... */
 #define HOST_RANK_BODIES(X)                                                                        \
-    X(ring) X(gather) X(get) X(overlap) X(flush) X(inline) X(outside) X(outside_remote)
+    X(ring) X(gather) X(get) X(overlap) X(flush) X(inline) X(rewin) X(outside) X(outside_remote)
 #define HOST_RANK_FN(name)                                                                         \
     static void run_##name(gcomm_param_t p, void *a)                                               \
     {                                                                                              \
@@ -253,6 +253,7 @@ int main(int argc, char **argv)
         run_case(&a, "log", run_log, 2);
         run_case(&a, "flush", run_flush, 3);
         run_case(&a, "inline", run_inline, 4); /* across processes: released entries instead */
+        run_case(&a, "rewin", run_rewin, 3);
         test_typed(&a, 3, 1); /* neighbours and culprits in other processes: the proxies */
         test_stress(&a, stress_n, 4);
         test_errors_remote(&a, 3);
@@ -268,6 +269,7 @@ int main(int argc, char **argv)
         run_case(&a, "flush", run_flush, 7);
         run_case(&a, "inline", run_inline, 6); /* the payload inside the notification */
         run_case(&a, "inline", run_inline, 3);
+        run_case(&a, "rewin", run_rewin, 5); /* windows freed and created again */
         test_typed(&a, 5, 4);
         test_stress(&a, stress_n, 12);
         test_errors(&a);
