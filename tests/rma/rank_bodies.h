@@ -32,6 +32,14 @@ GCOMM_HD_INLINE void test_add64(unsigned long long *p, unsigned long long v)
 #endif
 }
 
+/* A body's world rank, world size and rank on its GPU (its buffer's slot: `buf` is per GPU). */
+GCOMM_HD_INLINE void test_rank_ids(gcomm_context_t *ctx, int *rank, int *size, int *lrank)
+{
+    gcomm_comm_rank(ctx, GCOMM_COMM_WORLD, rank);
+    gcomm_comm_size(ctx, GCOMM_COMM_WORLD, size);
+    gcomm_comm_rank(ctx, GCOMM_COMM_DEVICE, lrank);
+}
+
 GCOMM_HD_INLINE uint64_t mix(uint64_t x)
 {
     x ^= x >> 33;
@@ -51,9 +59,7 @@ GCOMM_HD_INLINE void body_ring(gcomm_param_t param, uint64_t *buf, unsigned *err
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     /* per rank: [RING_ITERS messages received][one message to send] */
     uint64_t *mine = buf + (size_t)lrank * (RING_ITERS + 1) * RING_WORDS;
     uint64_t *send = mine + RING_ITERS * RING_WORDS;
@@ -134,9 +140,7 @@ GCOMM_HD_INLINE void body_get(gcomm_param_t param, uint64_t *buf, unsigned *errs
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     const int words = 300; /* not a multiple of 16 bytes per thread: ragged ends */
     uint64_t *mine = buf + (size_t)lrank * 2 * words, *got = mine + words;
     gcomm_win_t win;
@@ -344,9 +348,7 @@ GCOMM_HD_INLINE void body_typed(gcomm_param_t param, double *buf, unsigned *errs
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     double *A = buf + (size_t)lrank * TYPED_WORDS, *P = A + TR * TC, *Q = P + TR, *S = Q + TR;
     for (int k = gcomm_rank_thread(); k < TR * TC; k += gcomm_rank_nthreads()) {
         int i = k / TC, j = k % TC;
@@ -519,9 +521,7 @@ GCOMM_HD_INLINE void body_flush(gcomm_param_t param, uint64_t *buf, unsigned *er
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     const int words = 40; /* 320 bytes: more than a proxy command carries inline */
     uint64_t *mine = buf + (size_t)lrank * 2 * words, *send = mine + words;
     gcomm_win_t win;
@@ -567,9 +567,7 @@ GCOMM_HD_INLINE void body_inline(gcomm_param_t param, uint64_t *buf, unsigned *e
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     /* per rank: the window, 1 KiB to send from, 8 bytes to get into */
     uint64_t *area = buf + (size_t)lrank * 4 * INLINE_WORDS;
     unsigned char *mine = (unsigned char *)area, *send = (unsigned char *)(area + INLINE_WORDS);
@@ -649,9 +647,7 @@ GCOMM_HD_INLINE void body_rewin(gcomm_param_t param, uint64_t *buf, unsigned *er
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     /* per rank: areas a and b, then the words to send */
     uint64_t *area = buf + (size_t)lrank * 3 * REWIN_WORDS;
     uint64_t *send = area + 2 * REWIN_WORDS;
@@ -692,9 +688,7 @@ GCOMM_HD_INLINE void body_inline_nowait(gcomm_param_t param, uint64_t *buf, unsi
     GCOMM_SHARED gcomm_context_t ctx;
     gcomm_rank_init(param, &ctx);
     int rank, size, lrank;
-    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
-    gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    gcomm_comm_rank(&ctx, GCOMM_COMM_DEVICE, &lrank);
+    test_rank_ids(&ctx, &rank, &size, &lrank);
     unsigned char *mine = (unsigned char *)(buf + (size_t)lrank * 8);
     unsigned char *send = (unsigned char *)(buf + (size_t)1024 * 1024 + (size_t)lrank * 4);
     if (gcomm_rank_thread() < 32) send[gcomm_rank_thread()] = inline_byte(rank, 7, 0, gcomm_rank_thread());
