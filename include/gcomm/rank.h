@@ -97,11 +97,14 @@ typedef struct {
     uint64_t *ring;
 } gcommi_rcache_t;
 
-/* 48 bytes, the route in the third 16-byte word (gcommi_rcache_get loads it so) */
-typedef char gcommi_rcache_size_check[sizeof(gcommi_rcache_t) == 48 &&
-                                              offsetof(gcommi_rcache_t, tail) == 32
-                                          ? 1
-                                          : -1];
+/* 48 bytes: key and lane in the first 16-byte word, the bounds in the second, the route in the
+ * third (gcommi_rcache_get loads and splits them so) */
+typedef char gcommi_rcache_layout_check[sizeof(gcommi_rcache_t) == 48 &&
+                                                offsetof(gcommi_rcache_t, sys) == 12 &&
+                                                offsetof(gcommi_rcache_t, addr) == 16 &&
+                                                offsetof(gcommi_rcache_t, tail) == 32
+                                            ? 1
+                                            : -1];
 
 /* Per-block state; declare it GCOMM_SHARED (__shared__ in a kernel). Its fields are internal: the
  * launch parameter's hot fields and the rank's queue positions live here, in shared memory,
