@@ -12,7 +12,6 @@
  * otherwise touch a new cache line and TLB page for every element. */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
