@@ -854,8 +854,8 @@ typedef struct {
  * apart: a wait computes it once, so that an empty poll, which it repeats until its
  * notifications come, does not recompute the lanes' addresses from the shared context. Relaxed
  * loads (a hit is acquired by gcommi_drain_lanes when it is a released entry; an inline one needs
- * nothing); the own GPU's lane is loaded last, after the others' loads have been issued, so that
- * their latencies overlap. The own lane's head and, with one peer GPU, the peer lane's are loaded
+ * nothing); every load is issued before the first result is looked at, so that their latencies
+ * overlap. The own lane's head and, with one peer GPU, the peer lane's are loaded
  * whole (an inline entry's words come with its notification word); with more GPUs the peer
  * lanes' notification words alone (two words live, not one per GPU), and a hit there is loaded
  * again when it is taken. */
@@ -865,44 +865,49 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
     const uint32_t depth = ctx->depth, mask = depth - 1;
     const size_t lane_words = (size_t)depth * GCOMMI_ENTRY_WORDS;
     const int own = ctx->gpu, ngpus = ctx->ngpus;
-    uint32_t hits = 0;
-    int peer = -1;
-    uint64_t pw[GCOMMI_ENTRY_WORDS];
+    const uint32_t n = ctx->lane_next[own];
+    const uint64_t *head = lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS;
     if (ngpus == 2) {
-        peer = 1 - own;
-        const uint32_t n = ctx->lane_next[peer];
-        const uint64_t *head = lane0 + (size_t)peer * lane_words;
-        gcommi_lane_load(head + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS, pw, 1);
-    } else if (GCOMMI_UNLIKELY(ngpus > 2)) {
+        /* both heads in one go (the read positions are read before the loads: a load's memory
+         * clobber would order a shared-memory read written after it behind it) */
+        const int peer = 1 - own;
+        const uint32_t np = ctx->lane_next[peer];
+        uint64_t pw[GCOMMI_ENTRY_WORDS];
+        gcommi_lane_load_two(head, pk->w, lane0 + (size_t)peer * lane_words +
+                                              (size_t)(np & mask) * GCOMMI_ENTRY_WORDS,
+                             pw);
+        const int own_hit = gcommi_lane_published(pk->w[0], n);
+        const int peer_hit = gcommi_lane_published(pw[0], np);
+        pk->hits = (uint32_t)own_hit << own | (uint32_t)peer_hit << peer;
+        pk->lane = own_hit ? own : -1;
+        if (peer_hit && (!own_hit || peer < own)) { /* drain takes the peer lane first */
+            for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) pk->w[k] = pw[k];
+            pk->lane = peer;
+        }
+        return;
+    }
+    uint32_t hits = 0;
+    if (GCOMMI_UNLIKELY(ngpus > 2)) {
         /* each head is compared after the next one's load has been issued */
         uint64_t wp = 0;
         uint32_t np = 0;
         int gp = -1;
         for (int g = 0; g < ngpus; g++) {
             if (g == own) continue;
-            const uint32_t n = ctx->lane_next[g];
+            const uint32_t ng = ctx->lane_next[g];
             const uint64_t w = gcommi_ld_relaxed64(
-                lane0 + (size_t)g * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS, 1);
+                lane0 + (size_t)g * lane_words + (size_t)(ng & mask) * GCOMMI_ENTRY_WORDS, 1);
             if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
             wp = w;
-            np = n;
+            np = ng;
             gp = g;
         }
         if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
     }
-    const uint32_t n = ctx->lane_next[own];
-    gcommi_lane_load(lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS,
-                     pk->w, 0);
+    gcommi_lane_load(head, pk->w, 0);
     const int own_hit = gcommi_lane_published(pk->w[0], n);
     pk->lane = own_hit ? own : -1;
     if (own_hit) hits |= 1u << own;
-    if (peer >= 0 && gcommi_lane_published(pw[0], ctx->lane_next[peer])) {
-        hits |= 1u << peer;
-        if (!own_hit || peer < own) { /* drain takes the peer lane first */
-            for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) pk->w[k] = pw[k];
-            pk->lane = peer;
-        }
-    }
     pk->hits = hits;
 }
 
