@@ -35,9 +35,10 @@
  * - Ranks of GCOMM_COMM_WORLD are all blocks of all GPUs of the job; ranks of GCOMM_COMM_DEVICE
  *   are the blocks of this GPU. A window's ranks (targets and sources) are ranks of the
  *   communicator it was created on.
- * - put and get complete at the origin when they return (the origin buffer may be reused); their
- *   data is visible at the target after gcomm_win_flush (or with the notification of a *_notify
- *   operation, which is published only after its data).
+ * - put and get complete at the origin when they return (the origin buffer may be reused); a
+ *   put's data is in the target's memory after gcomm_win_flush (a get of any rank reads it) and
+ *   visible to the target's own loads once it matches a later notification of the same block
+ *   (a *_notify operation to it, published only after its data) or after a barrier.
  * - Notifications are matched in order of arrival; wildcards GCOMM_ANY_WIN, GCOMM_ANY_SOURCE,
  *   GCOMM_ANY_TAG. Tags are 0 .. GCOMM_TAG_UB (a notification is one 64-bit word).
  * - Every call begins with a block barrier, so data the block wrote just before a put is sent.

@@ -133,13 +133,14 @@ typedef struct {
     /* inline puts (notif.h): the largest payload that travels inside a notification (0: none),
      * the one target this rank may have inline entries outstanding to (-1: none) and the slot
      * after its last one, the own window whose base an inline entry last wrote into, and
-     * whether the block has put data with no release after it (a plain put) */
+     * `dirty`: the world rank of the one target the block has put data to (plain puts) that no
+     * released notification to it has covered since the last barrier, -1 none, -2 several */
     uint32_t inline_max;
     int32_t inl_target;
     uint32_t inl_end;
     int32_t inl_win;
     char *inl_base;
-    uint32_t dirty;
+    int32_t dirty;
     uint32_t proxy_ids;                       /* proxy commands this rank has posted ... */
     uint32_t proxy_flushed;                   /* ... and the last one known to be done */
     uint32_t proxy_seen;                      /* the proxy ring's credit last loaded */

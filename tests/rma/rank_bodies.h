@@ -630,6 +630,71 @@ GCOMM_HD_INLINE void body_inline(gcomm_param_t param, uint64_t *buf, unsigned *e
     gcomm_finish(&ctx);
 }
 
+/* ---- plain puts, then a put_notify small enough to be inline: matching the notification makes
+ * the puts' data visible to the target's threads, also where the target's L1 still holds the old
+ * lines. Ranks pair up (2k sends to 2k + 1; an odd last rank only takes part in the rest); the
+ * receiver reads its window (into L1), tells the sender, and reads it again after the
+ * notification, with no fence of its own in between. Between the sender's put and its small
+ * put_notify: a flush (even rounds), or a released notification to another target, itself (odd
+ * rounds). Neither makes the receiver acquire, so the small notification must not be a
+ * fence-free inline entry: both failed before 2026-11-27 (the flush and any release cleared the
+ * block's one "dirty" flag). ---- */
+
+#define FLUSHINL_WORDS 256 /* 2 KiB of data, then 8 bytes for the small put */
+
+GCOMM_HD_INLINE uint64_t flushinl_word(int rank, int round, int w)
+{
+    return mix(((uint64_t)rank << 40) ^ ((uint64_t)round << 20) ^ (uint64_t)w);
+}
+
+GCOMM_HD_INLINE void body_flushinl(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    GCOMM_SHARED gcomm_context_t ctx;
+    gcomm_rank_init(param, &ctx);
+    int rank, size, lrank;
+    test_rank_ids(&ctx, &rank, &size, &lrank);
+    const int words = FLUSHINL_WORDS;
+    uint64_t *mine = buf + (size_t)lrank * 2 * (words + 8), *send = mine + words + 8;
+    const int tid = gcomm_rank_thread(), nt = gcomm_rank_nthreads();
+    for (int w = tid; w < words + 3; w += nt) mine[w] = 0;
+    gcomm_win_t win; /* the data, the small put's 8 bytes, 16 bytes the sender puts to itself */
+    DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, mine, (words + 3) * 8, &win) ==
+               GCOMM_SUCCESS, errs);
+    const int sender = rank % 2 == 0, peer = sender ? rank + 1 : rank - 1;
+    for (int round = 0; round < 8 && peer < size; round++) {
+        if (sender) {
+            DCHECK(gcomm_wait_notifications(&ctx, win, peer, 100 + round, 1) == GCOMM_SUCCESS,
+                   errs);
+            for (int w = tid; w < words; w += nt) send[w] = flushinl_word(rank, round, w);
+            DCHECK(gcomm_put(&ctx, win, peer, 0, (size_t)words * 8, send) == GCOMM_SUCCESS, errs);
+            if (round % 2 == 0) {
+                DCHECK(gcomm_win_flush(&ctx, win) == GCOMM_SUCCESS, errs);
+            } else {
+                DCHECK(gcomm_put_notify(&ctx, win, rank, (size_t)(words + 1) * 8, 16, send,
+                                        300 + round) == GCOMM_SUCCESS, errs);
+                DCHECK(gcomm_wait_notifications(&ctx, win, rank, 300 + round, 1) ==
+                           GCOMM_SUCCESS, errs);
+            }
+            DCHECK(gcomm_put_notify(&ctx, win, peer, (size_t)words * 8, 8, send, 200 + round) ==
+                       GCOMM_SUCCESS, errs);
+        } else {
+            /* read the window (into L1): last round's data */
+            for (int w = tid; w < words; w += nt)
+                DCHECK(mine[w] == (round ? flushinl_word(peer, round - 1, w) : 0), errs);
+            /* read: the sender may write it now (0 bytes, inline) */
+            DCHECK(gcomm_put_notify(&ctx, win, peer, (size_t)words * 8, 0, send, 100 + round) ==
+                       GCOMM_SUCCESS, errs);
+            DCHECK(gcomm_wait_notifications(&ctx, win, peer, 200 + round, 1) == GCOMM_SUCCESS,
+                   errs);
+            for (int w = tid; w < words; w += nt)
+                DCHECK(mine[w] == flushinl_word(peer, round, w), errs);
+            DCHECK(mine[words] == flushinl_word(peer, round, 0), errs);
+        }
+    }
+    gcomm_win_free(&ctx, &win);
+    gcomm_finish(&ctx);
+}
+
 /* ---- windows freed and created again: puts after gcomm_win_free + gcomm_win_create go to the
  * new window. Each round creates a window over the other of two areas (the freed window's id
  * comes back), puts 8 bytes (the small put's cached route) and 16 bytes (the general path) into

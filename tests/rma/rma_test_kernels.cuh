@@ -60,6 +60,11 @@ __global__ void k_inline(gcomm_param_t param, uint64_t *buf, unsigned *errs)
     body_inline(param, buf, errs);
 }
 
+__global__ void k_flushinl(gcomm_param_t param, uint64_t *buf, unsigned *errs)
+{
+    body_flushinl(param, buf, errs);
+}
+
 __global__ void k_rewin(gcomm_param_t param, uint64_t *buf, unsigned *errs)
 {
     body_rewin(param, buf, errs);

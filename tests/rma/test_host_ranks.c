@@ -38,7 +38,8 @@ typedef struct {
 
 /* The bodies of (param, buf, errs) as host-rank functions: run_ring, run_gather, ... */
 #define HOST_RANK_BODIES(X)                                                                        \
-    X(ring) X(gather) X(get) X(overlap) X(flush) X(inline) X(rewin) X(outside) X(outside_remote)
+    X(ring) X(gather) X(get) X(overlap) X(flush) X(inline) X(flushinl) X(rewin) X(outside)        \
+    X(outside_remote)
 #define HOST_RANK_FN(name)                                                                         \
     static void run_##name(gcomm_param_t p, void *a)                                               \
     {                                                                                              \
@@ -254,6 +255,7 @@ int main(int argc, char **argv)
         run_case(&a, "flush", run_flush, 3);
         run_case(&a, "inline", run_inline, 4); /* across processes: released entries instead */
         run_case(&a, "rewin", run_rewin, 3);
+        run_case(&a, "flushinl", run_flushinl, 3);
         test_typed(&a, 3, 1); /* neighbours and culprits in other processes: the proxies */
         test_stress(&a, stress_n, 4);
         test_errors_remote(&a, 3);
@@ -270,6 +272,7 @@ int main(int argc, char **argv)
         run_case(&a, "inline", run_inline, 6); /* the payload inside the notification */
         run_case(&a, "inline", run_inline, 3);
         run_case(&a, "rewin", run_rewin, 5); /* windows freed and created again */
+        run_case(&a, "flushinl", run_flushinl, 4); /* a small put_notify after a flush */
         test_typed(&a, 5, 4);
         test_stress(&a, stress_n, 12);
         test_errors(&a);

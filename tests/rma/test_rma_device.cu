@@ -311,6 +311,7 @@ int main(int argc, char **argv)
         run_case(&g, "flush", gcomm_kernel(k_flush), 4, 64);
         run_case(&g, "inline", gcomm_kernel(k_inline), 4, 64);
         run_case(&g, "rewin", gcomm_kernel(k_rewin), 4, 64);
+        run_case(&g, "flushinl", gcomm_kernel(k_flushinl), 4, 64);
         test_inline_nowait(&g, 4);
         test_typed(&g, 4);
         test_stress(&g, stress_n);
@@ -329,6 +330,8 @@ int main(int argc, char **argv)
         run_case(&g, "inline", gcomm_kernel(k_inline), sms, 128);
         run_case(&g, "rewin", gcomm_kernel(k_rewin), 3, 32);
         run_case(&g, "rewin", gcomm_kernel(k_rewin), sms, 128);
+        run_case(&g, "flushinl", gcomm_kernel(k_flushinl), 3, 32);
+        run_case(&g, "flushinl", gcomm_kernel(k_flushinl), sms, 128);
         test_inline_nowait(&g, sms);
         test_typed(&g, sms);
         run_case(&g, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */

@@ -524,6 +524,7 @@ int main(int argc, char **argv)
             run_case(&p, "gather", gcomm_kernel(k_gather), sms, 96);
             run_case(&p, "get", gcomm_kernel(k_get), sms, 128);
             run_case(&p, "overlap", gcomm_kernel(k_overlap), 64, 128);
+            run_case(&p, "flushinl", gcomm_kernel(k_flushinl), sms, 128);
             test_typed(&p, 4);
             if (!p.proxy) run_case(&p, "ring", gcomm_kernel(k_ring), 0, 256); /* as many as fit */
             test_registered(&p, sms);

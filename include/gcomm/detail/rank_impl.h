@@ -28,6 +28,10 @@
 #define GCOMMI_PROF_MARK(k) ((void)0)
 #endif
 
+/* gcomm_context_t.dirty without a target (see gcommi_dirty_add) */
+#define GCOMMI_DIRTY_NONE (-1)
+#define GCOMMI_DIRTY_SEVERAL (-2)
+
 /* Host ranks reach the ranks of other processes through the process's proxy (host_ranks.c):
  * posting a command of this rank, and waiting until its commands up to `id` are done
  * (GCOMM_SUCCESS, a target's error, or GCOMM_ERR_TIMEOUT with a report of what is pending). */
@@ -457,7 +461,7 @@ GCOMMI_DEV int gcomm_rank_init(gcomm_param_t param, gcomm_context_t *ctx)
         ctx->inl_end = 0;
         ctx->inl_win = GCOMM_WIN_NULL;
         ctx->inl_base = NULL;
-        ctx->dirty = 0;
+        ctx->dirty = GCOMMI_DIRTY_NONE;
         ctx->proxy_ids = 0;
         ctx->proxy_flushed = 0;
         ctx->proxy_seen = 0;
@@ -540,7 +544,7 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
     int st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_BARRIER, comm);
     if (st) return st;
     gcommi_fence_sys(); /* release everything the block wrote (it passed a bar.sync) */
-    ctx->dirty = 0;
+    ctx->dirty = GCOMMI_DIRTY_NONE; /* every rank acquires when it leaves */
     /* and what it gave the proxy: its puts to other processes are in place before anybody passes */
     if (comm == GCOMM_COMM_WORLD && (st = gcommi_proxy_flush_t0(ctx))) {
         gcommi_fail_proxy(ctx, st, GCOMMI_OP_BARRIER, comm, -1, 0, 0);
@@ -1299,6 +1303,34 @@ GCOMM_HD_INLINE int gcommi_rma_proxy_typed_t0(gcomm_context_t *ctx, int op, gcom
                   : GCOMM_SUCCESS;
 }
 
+/* ---- what a target's loads need before an inline notification (notif.h) ----
+ * A target sees the data of a block's plain puts in its loads only through an acquire: when it
+ * takes a released notification of that block, or when it leaves a barrier. An inline entry
+ * gives it none, so a small notified put is inline only when every earlier put of the block to
+ * the same target has been covered since by a released notification to it or by a barrier (a
+ * flush completes the puts in memory but makes nobody acquire). Tracked exactly for one target,
+ * conservatively for more: `dirty` holds the world rank of the one target with uncovered puts,
+ * GCOMMI_DIRTY_NONE or GCOMMI_DIRTY_SEVERAL (defined at the top). */
+
+/* Thread 0: the block put data to world rank tw with no notification. */
+GCOMM_HD_INLINE void gcommi_dirty_add(gcomm_context_t *ctx, int tw)
+{
+    if (ctx->dirty == GCOMMI_DIRTY_NONE) ctx->dirty = tw;
+    else if (ctx->dirty != tw) ctx->dirty = GCOMMI_DIRTY_SEVERAL;
+}
+
+/* Thread 0: a released notification to tw was published (it covers every earlier put). */
+GCOMM_HD_INLINE void gcommi_dirty_released(gcomm_context_t *ctx, int tw)
+{
+    if (ctx->dirty == tw) ctx->dirty = GCOMMI_DIRTY_NONE;
+}
+
+/* Nonzero when tw may hold data of the block's puts that no acquire of its own covers. */
+GCOMM_HD_INLINE int gcommi_dirty_for(const gcomm_context_t *ctx, int tw)
+{
+    return ctx->dirty == tw || ctx->dirty == GCOMMI_DIRTY_SEVERAL;
+}
+
 /* Thread 0, beside a slot reservation in target tw's lane: the credit count to check the slot
  * against. The last value loaded for this target while it still covers the slot (a stale count
  * only understates it; decided without the reservation's result: no wait here), else a load
@@ -1321,8 +1353,9 @@ GCOMM_HD_INLINE uint32_t gcommi_credit_seen_t0(gcomm_context_t *ctx, int tw)
  * are never cached). The payload travels inside the notification (an inline entry, notif.h: no
  * fence on either side) when
  *   - GCOMM_INLINE_MAX allows the size,
- *   - the block has put no data since its last release (a plain put's data would not be ordered
- *     before a notification without one),
+ *   - no earlier plain put of the block to this target is uncovered (gcommi_dirty_for: its
+ *     data would reach the target's loads only through an acquire, which an inline entry does
+ *     not give),
  *   - this rank has no inline entries outstanding to another target (one target is tracked:
  *     gcommi_inline_confirm_t0), and
  *   - the target bytes are not the origin bytes (overlapping windows: the target would write
@@ -1370,7 +1403,7 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
             payload |= (uint64_t)(unsigned char)origin[k] << (8 * k);
     }
     GCOMMI_PROF_MARK(3);
-    int inl = ctx->inline_max && bytes <= ctx->inline_max && !ctx->dirty &&
+    int inl = ctx->inline_max && bytes <= ctx->inline_max && !gcommi_dirty_for(ctx, tw) &&
               offset <= GCOMMI_INLINE_OFFSET_MAX && (bytes == 0 || remote != origin);
     if (inl && ctx->inl_target >= 0 && ctx->inl_target != tw) {
         /* the other target may have taken them by now (then that one is forgotten) */
@@ -1395,7 +1428,7 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
     if (st == GCOMM_SUCCESS && remote != origin)
         for (size_t k = 0; k < bytes; k++) remote[k] = (char)(payload >> (8 * k));
     int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
-    if (pst == GCOMM_SUCCESS) ctx->dirty = 0; /* the release covers the block's earlier puts */
+    if (pst == GCOMM_SUCCESS) gcommi_dirty_released(ctx, tw);
     return st ? st : pst;
 }
 
@@ -1449,7 +1482,7 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         gcommi_block_sync();
         if (ctx->status) return ctx->status;
     }
-    if (op == GCOMMI_OP_PUT && !notify && t0) ctx->dirty = 1;
+    if (op == GCOMMI_OP_PUT && !notify && t0) gcommi_dirty_add(ctx, tw);
     /* the slot is reserved first: the atomic's latency passes while the window is looked up and
      * the data move (a failure below publishes the slot void, so the lane never stalls) */
     uint32_t slot = 0, seen = 0;
@@ -1479,7 +1512,7 @@ GCOMM_HD_INLINE int gcommi_rma(gcomm_context_t *ctx, int op, gcomm_win_t win, in
         int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
         ctx->status = st ? st : pst;
         ctx->credit_slot = slot;
-        if (pst == GCOMM_SUCCESS) ctx->dirty = 0; /* released */
+        if (pst == GCOMM_SUCCESS) gcommi_dirty_released(ctx, tw);
     }
     GCOMMI_PROF_MARK(6);
     gcommi_block_sync();
@@ -1579,8 +1612,10 @@ GCOMMI_DEV int gcomm_win_flush(gcomm_context_t *ctx, gcomm_win_t win)
     gcommi_block_sync();
     if (gcommi_tid() == 0) {
         int st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
+        /* the block's puts are complete at their targets; `dirty` stays: a target sees them in
+         * its loads only through an acquire, which a fence-free inline notification would not
+         * give it (the next notified put of the block releases, test "flushinl") */
         gcommi_fence_sc_sys();
-        ctx->dirty = 0;
         if (st == GCOMM_SUCCESS) {
             st = gcommi_proxy_flush_t0(ctx);
             if (st) gcommi_fail_proxy(ctx, st, GCOMMI_OP_NOTIFY, win, -1, 0, 0);
