@@ -870,7 +870,8 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
     const size_t lane_words = (size_t)depth * GCOMMI_ENTRY_WORDS;
     const int own = ctx->gpu, ngpus = ctx->ngpus;
     const uint32_t n = ctx->lane_next[own];
-    const uint64_t *head = lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS;
+    const uint64_t *head =
+        lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS;
     if (ngpus == 2) {
         /* both heads in one go (the read positions are read before the loads: a load's memory
          * clobber would order a shared-memory read written after it behind it) */
