@@ -10,6 +10,17 @@ b=${GPU_DIR:-build-gpu}
 logs=${OUT:-$b/logs}
 mkdir -p "$logs"
 
+# gpus_or_skip NAME: sets ngpu (GPUs of this machine); with none, says so and exits 77 (skipped);
+# else prints the machine line (GPU kinds and counts, UTC time) that the tables go under
+gpus_or_skip() {
+    ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+    if [ "$ngpu" -lt 1 ]; then
+        echo "$1: no GPU, nothing to run"
+        exit 77
+    fi
+    echo "---- $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs), $(date -u '+%F %H:%M UTC')"
+}
+
 # table CSV: the CSV in aligned columns (no `column` on every machine)
 table() { awk -F, '{ for (i = 1; i <= NF; i++) printf "%-15s", $i; print "" }' "$1"; }
 

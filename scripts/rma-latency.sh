@@ -24,12 +24,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
-if [ "$ngpu" -lt 1 ]; then
-    echo "rma-latency.sh: no GPU, nothing to run"
-    exit 77
-fi
-echo "---- $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs), $(date -u '+%F %H:%M UTC')"
+gpus_or_skip rma-latency.sh
 bins=("$b/bench/bench_rma")
 [ -n "${B:-}" ] && bins+=("$B")
 lines=()

@@ -21,12 +21,7 @@ for a in "$@"; do
     *) echo "scale-check.sh: unknown argument $a (--quick, --no-matrix, --no-weak)" >&2; exit 2 ;;
     esac
 done
-ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
-if [ "$ngpu" -lt 1 ]; then
-    echo "scale-check.sh: no GPU, nothing to run"
-    exit 77
-fi
-echo "---- $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs), $(date -u '+%F %H:%M UTC')"
+gpus_or_skip scale-check.sh
 nvidia-smi topo -m >"$logs/topo.txt" 2>&1
 reps=$([ $quick = 1 ] && echo 5 || echo 7)
 
