@@ -3,8 +3,8 @@
 #   1. notified-put latency (0 and 8 B one-way) and bandwidth (all ranks of one GPU to another)
 #      between every pair of GPUs, same-GPU on the diagonal: bench_rma with GCOMM_DEVICES=i,j;
 #   2. weak scaling 1 -> 2 -> 4 -> 8 GPUs (as many as there are) of the horizontal diffusion
-#      mini-app (gcomm and its MPI-CUDA twin, with the twin's halo-exchange time) and of the
-#      dCUDA stencil, a fixed domain per GPU;
+#      mini-app and of the dCUDA stencil, each on gcomm and as its MPI-CUDA twin (with the twin's
+#      halo-exchange time), a fixed domain per GPU;
 #   3. collectives against NCCL: none exist yet (listed, so that the script grows with them).
 # CSVs and logs go to $OUT (or build-gpu/logs); short tables come last.
 # Usage: scripts/scale-check.sh [--quick] [--no-matrix] [--no-weak]
@@ -81,8 +81,29 @@ if [ $weak = 1 ]; then
         s=$(GCOMM_DEVICES=$devs timeout 300 "$b/apps/stencil/stencil_dcuda" --ni 512 --nj-per-rank 16 \
             --steps "$steps" 2>&1)
         echo "$s" >"$logs/stencil_$k.log"
+        # its twin on the same domain: stencil_dcuda's ranks per GPU (as many as its kernel has
+        # resident, which the twin cannot compute) from its first line, "k GPU(s) x R ranks"
+        rpg=$(echo "$s" | sed -n 's/.* GPU(s) x \([0-9]*\) ranks of .*/\1/p' | head -1)
+        if [ -n "$rpg" ]; then
+            t=$(CUDA_VISIBLE_DEVICES=$devs timeout 300 mpirun -n "$k" --bind-to none \
+                "$b/apps/stencil/stencil_mpicuda" --ni 512 --nj-per-rank 16 --ranks-per-gpu "$rpg" \
+                --steps "$steps" 2>&1)
+        else
+            t="stencil_dcuda printed no ranks per GPU: stencil_mpicuda not run"
+        fi
+        echo "$t" >"$logs/stencil_mpicuda_$k.log"
         su=$(echo "$s" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
-        echo "stencil,16/rank,$k,$su,,,$(echo "$s" | grep -q 'verified: yes' && echo yes || echo NO)" >>"$csv"
+        tu=$(echo "$t" | sed -n 's/^time per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        hu=$(echo "$t" | sed -n 's/^halo exchange per iteration: \([0-9.]*\) us.*/\1/p' | head -1)
+        ok=$(printf '%s\n%s\n' "$s" "$t" | grep -c "^verified: yes")
+        # both must have run the same global domain ("global NI x NJ values")
+        ds=$(echo "$s" | sed -n 's/.*; global \([0-9]* x [0-9]*\) values.*/\1/p' | head -1)
+        dt=$(echo "$t" | sed -n 's/.*; global \([0-9]* x [0-9]*\) values.*/\1/p' | head -1)
+        if [ "$ds" != "$dt" ]; then
+            echo "stencil on $k GPU(s): stencil_mpicuda's domain ($dt) is not stencil_dcuda's ($ds)"
+            ok=0
+        fi
+        echo "stencil,16/rank,$k,$su,$tu,$hu,$([ "$ok" = 2 ] && echo yes || echo NO)" >>"$csv"
     done
 fi
 

@@ -1,7 +1,7 @@
-/* Host helpers shared by the stencil mini-apps (stencil_dcuda, hdiff_gcomm, hdiff_mpicuda): error
- * checks that stop the program with file:line, a monotonic clock, medians, reproducible input
- * values and option parsing. Host code only; the CUDA parts only in .cu files (the host-rank
- * programs are plain C). */
+/* Host helpers shared by the stencil mini-apps (stencil_dcuda, hdiff_gcomm and the MPI-CUDA
+ * twins): error checks that stop the program with file:line, a monotonic clock, medians,
+ * reproducible input values and option parsing. Host code only; the CUDA parts only in .cu files
+ * (the host-rank programs are plain C). */
 #ifndef GCOMM_APPS_STENCIL_APP_UTIL_H
 #define GCOMM_APPS_STENCIL_APP_UTIL_H
 

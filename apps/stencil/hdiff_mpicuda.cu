@@ -31,19 +31,9 @@
 #include <mpi.h>
 
 #include "app_util.h"
+#include "app_mpi.h"
 #include "hdiff_common.h"
 
-#define MPI_CHECK(call)                                                                        \
-    do {                                                                                       \
-        int e_ = (call);                                                                       \
-        if (e_ != MPI_SUCCESS) {                                                               \
-            char s_[MPI_MAX_ERROR_STRING];                                                     \
-            int n_ = 0;                                                                        \
-            MPI_Error_string(e_, s_, &n_);                                                     \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_);          \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                      \
-        }                                                                                      \
-    } while (0)
 
 #define TAG_LAP 11
 #define TAG_FLY 12
@@ -176,24 +166,12 @@ int main(int argc, char **argv)
         return prc;
     }
 
-    /* Every process must have a GPU, or all skip together (none may wait for a missing one). */
-    int have = app_have_gpu(), all = 0;
-    MPI_CHECK(MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (!all) {
-        if (rank == 0) printf("hdiff_mpicuda: no usable GPU (cudaGetDeviceCount), skipped\n");
+    if (!app_mpi_all_have_gpu(rank, "hdiff_mpicuda")) {
         MPI_CHECK(MPI_Finalize());
         return APP_SKIP;
     }
-    MPI_Comm node;
-    int lrank, ndev = 0, sms = 0;
-    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-                                  &node));
-    MPI_CHECK(MPI_Comm_rank(node, &lrank));
-    MPI_CHECK(MPI_Comm_free(&node));
-    CUDA_CHECK(cudaGetDeviceCount(&ndev));
-    const int dev = lrank % ndev;
-    CUDA_CHECK(cudaSetDevice(dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    int sms = 0;
+    app_mpi_bind_gpu(rank, &sms);
 
     const long nj_global = o.nj * size;
     hd_layout_t L; /* this process's arrays: own lines 1..nj, halos 0 and nj+1 */

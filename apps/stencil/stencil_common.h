@@ -1,5 +1,7 @@
 /* What the two drivers of the Fig. 2 program (stencil_dcuda.cu on GPUs, stencil_host.c on host
- * ranks) share: options and the serial reference. Host code. */
+ * ranks) share: options and the serial reference, which its MPI-CUDA twin (stencil_mpicuda.cu)
+ * also checks against. Host code; static inline, so that a program using only a part (the twin
+ * parses its own options) gets no unused-function warning. */
 #ifndef GCOMM_APPS_STENCIL_COMMON_H
 #define GCOMM_APPS_STENCIL_COMMON_H
 
@@ -13,7 +15,7 @@ typedef struct {
     long ni, nj_per_rank, steps, blocks, threads, reps, check;
 } options_t;
 
-static void stencil_usage(const char *prog, const char *ranks_opt)
+static inline void stencil_usage(const char *prog, const char *ranks_opt)
 {
     fprintf(stderr,
             "usage: %s [--ni N] [--nj-per-rank N] [--steps N] [%s N] [--threads N]\n"
@@ -29,7 +31,7 @@ static void stencil_usage(const char *prog, const char *ranks_opt)
 }
 
 /* ranks_opt: "--blocks-per-gpu" (stencil_dcuda) or "--ranks" (stencil_host), stored in o->blocks */
-static void stencil_parse(int argc, char **argv, options_t *o, const char *ranks_opt)
+static inline void stencil_parse(int argc, char **argv, options_t *o, const char *ranks_opt)
 {
     o->ni = 256;
     o->nj_per_rank = 16;
@@ -72,7 +74,7 @@ static void stencil_parse(int argc, char **argv, options_t *o, const char *ranks
  * binary, so an FMA on either side rounds the same as a multiply and an add: the GPU result
  * should match bit for bit, and the check's tolerance only guards against a compiler
  * reassociating the sum. */
-static double *stencil_reference(double *a, double *b, long ni, long nj, long steps)
+static inline double *stencil_reference(double *a, double *b, long ni, long nj, long steps)
 {
     const long jstride = ni;
     for (long s = 0; s < steps; s++) {
