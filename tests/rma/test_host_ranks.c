@@ -247,6 +247,65 @@ static void test_dirty_rule(void)
     printf("dirty    the inline rule's bookkeeping: ok\n");
 }
 
+/* The poll's look at the lanes (gcommi_lanes_peek) for jobs of 1..GCOMMI_MAX_GPUS GPUs: every own
+ * GPU, every set of lanes whose head holds a published entry, read positions that wrap: the hits
+ * must be exactly those lanes, the own lane's words returned whole. The GPU build runs the same
+ * logic with the loads in one asm statement (notif.h); the slots of jobs of 3-4 and of 5-8 GPUs
+ * are different statements, both covered here. */
+static void test_peek_lanes(void)
+{
+    enum { DEPTH = 8 };
+    static uint64_t lanes[GCOMMI_MAX_GPUS * DEPTH * GCOMMI_ENTRY_WORDS];
+    unsigned cases = 0;
+    for (int ngpus = 1; ngpus <= GCOMMI_MAX_GPUS; ngpus++) {
+        for (int own = 0; own < ngpus; own++) {
+            for (uint32_t set = 0; set < 1u << ngpus; set++) {
+                gcomm_context_t ctx;
+                memset(&ctx, 0, sizeof(ctx));
+                memset(lanes, 0, sizeof(lanes));
+                ctx.depth = DEPTH;
+                ctx.gpu = own;
+                ctx.ngpus = ngpus;
+                for (int g = 0; g < ngpus; g++) {
+                    /* read positions past one wrap, different per lane */
+                    const uint32_t next = (uint32_t)(DEPTH + 3 * g + (int)set % 5);
+                    ctx.lane_next[g] = next;
+                    uint64_t *ring = lanes + (size_t)g * DEPTH * GCOMMI_ENTRY_WORDS;
+                    /* the entry one round before stays in the slot: not published for `next` */
+                    gcommi_lane_publish_inline(ring, DEPTH, next - DEPTH, 1, 2, 3, 0, 8, 0, 0);
+                    if (set >> g & 1u)
+                        gcommi_lane_publish_inline(ring, DEPTH, next, g, 5, 1, 16, 8,
+                                                   0x0102030405060708ull + (uint64_t)g, 0);
+                }
+                gcommi_peek_t pk;
+                gcommi_lanes_peek(&ctx, lanes, &pk);
+                TEST_CHECK(pk.hits == set, "peek: %d GPUs, own %d, lanes %#x: hits %#x", ngpus,
+                           own, set, pk.hits);
+                /* the lane whose words come back: the own lane's; with two GPUs, whichever
+                 * of the two the drain takes first (the lower) */
+                const int own_hit = (int)(set >> own & 1u), peer = 1 - own;
+                int lane = own_hit ? own : -1;
+                if (ngpus == 2 && (set >> peer & 1u) && (!own_hit || peer < own)) lane = peer;
+                TEST_CHECK(pk.lane == lane, "peek: %d GPUs, own %d, lanes %#x: lane %d, not %d",
+                           ngpus, own, set, pk.lane, lane);
+                if (pk.lane >= 0) {
+                    gcommi_notif_t e;
+                    gcommi_notif_unpack(pk.w[0], &e);
+                    uint64_t offset, payload;
+                    uint32_t len;
+                    gcommi_inline_unpack(pk.w + 1, &offset, &len, &payload);
+                    TEST_CHECK(e.source == pk.lane && e.tag == 5 && offset == 16 && len == 8 &&
+                                   payload == 0x0102030405060708ull + (uint64_t)pk.lane,
+                               "peek: %d GPUs, own %d, lanes %#x: words of lane %d", ngpus, own,
+                               set, pk.lane);
+                }
+                cases++;
+            }
+        }
+    }
+    printf("peek     lanes of 1-%d GPUs, %u cases: ok\n", GCOMMI_MAX_GPUS, cases);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
@@ -267,6 +326,7 @@ int main(int argc, char **argv)
     a.buf = (uint64_t *)malloc(BUF_WORDS * 8);
     TEST_CHECK(a.buf != NULL, "malloc");
     test_dirty_rule();
+    test_peek_lanes();
     if (strcmp(mode, "timeout") == 0) {
         poison(&a);
         double t0 = now_s();

@@ -219,6 +219,53 @@ GCOMM_HD_INLINE void gcommi_lane_load_two(const uint64_t *own, uint64_t w[4], co
 #endif
 }
 
+/* Loads the own lane's head entry whole (GPU scope, into w) and the notification words of the
+ * heads of peer lanes (system scope, into pv), all in one asm statement, for a job of more than
+ * two GPUs: GCOMMI_PEER_SLOTS_SMALL slots (up to 4 GPUs) or GCOMMI_PEER_SLOTS (up to 8). As a loop
+ * of single loads, each load's result was moved to another register before the next load issued,
+ * so that a poll waited for one memory latency per peer GPU (SASS of the ping-pong kernel); one
+ * statement leaves the compiler nothing to put between them. */
+#define GCOMMI_PEER_SLOTS 7
+#define GCOMMI_PEER_SLOTS_SMALL 3
+GCOMM_HD_INLINE void gcommi_lane_load_peers(const uint64_t *own, uint64_t w[4],
+                                            const uint64_t *const p[GCOMMI_PEER_SLOTS],
+                                            uint64_t pv[GCOMMI_PEER_SLOTS], int slots)
+{
+#if defined(__CUDA_ARCH__)
+    uint64_t a0, a1, a2, a3;
+    if (slots == GCOMMI_PEER_SLOTS_SMALL) {
+        asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%7];\n\t"
+                     "ld.relaxed.gpu.v2.u64 {%2, %3}, [%7+16];\n\t"
+                     "ld.relaxed.sys.u64 %4, [%8];\n\t"
+                     "ld.relaxed.sys.u64 %5, [%9];\n\t"
+                     "ld.relaxed.sys.u64 %6, [%10];"
+                     : "=l"(a0), "=l"(a1), "=l"(a2), "=l"(a3), "=l"(pv[0]), "=l"(pv[1]),
+                       "=l"(pv[2])
+                     : "l"(own), "l"(p[0]), "l"(p[1]), "l"(p[2])
+                     : "memory");
+    } else {
+        asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%11];\n\t"
+                     "ld.relaxed.gpu.v2.u64 {%2, %3}, [%11+16];\n\t"
+                     "ld.relaxed.sys.u64 %4, [%12];\n\t"
+                     "ld.relaxed.sys.u64 %5, [%13];\n\t"
+                     "ld.relaxed.sys.u64 %6, [%14];\n\t"
+                     "ld.relaxed.sys.u64 %7, [%15];\n\t"
+                     "ld.relaxed.sys.u64 %8, [%16];\n\t"
+                     "ld.relaxed.sys.u64 %9, [%17];\n\t"
+                     "ld.relaxed.sys.u64 %10, [%18];"
+                     : "=l"(a0), "=l"(a1), "=l"(a2), "=l"(a3), "=l"(pv[0]), "=l"(pv[1]),
+                       "=l"(pv[2]), "=l"(pv[3]), "=l"(pv[4]), "=l"(pv[5]), "=l"(pv[6])
+                     : "l"(own), "l"(p[0]), "l"(p[1]), "l"(p[2]), "l"(p[3]), "l"(p[4]),
+                       "l"(p[5]), "l"(p[6])
+                     : "memory");
+    }
+    w[0] = a0, w[1] = a1, w[2] = a2, w[3] = a3;
+#else
+    for (int k = 0; k < slots; k++) pv[k] = gcommi_ld_relaxed64(p[k], 1);
+    gcommi_lane_load(own, w, 0);
+#endif
+}
+
 /* ---- consumer ---- */
 
 /* The entry at read position `next`, its notification word already loaded (relaxed) as w:

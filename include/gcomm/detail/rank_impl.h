@@ -843,6 +843,11 @@ GCOMM_HD_INLINE int gcommi_resolve_t0(gcomm_context_t *ctx, gcomm_win_t win, int
     return gcommi_resolve_in(ctx, win, target, offset, bytes, op, addr, 0);
 }
 
+/* One peer slot of gcommi_lane_load_peers per GPU of a job but the own. */
+typedef char gcommi_peer_slots_check[GCOMMI_PEER_SLOTS == GCOMMI_MAX_GPUS - 1 ? 1 : -1];
+/* Every lane's word offset from lane 0 fits 32 bits (gcommi_lanes_peek computes them so). */
+typedef char gcommi_lane_offset_check[(uint64_t)GCOMMI_MAX_GPUS * GCOMMI_DEPTH_MAX * GCOMMI_ENTRY_WORDS <= 0xffffffffu ? 1 : -1];
+
 /* What one look at the lanes found (gcommi_lanes_peek): one bit per lane whose head holds a
  * published entry, and the four words of the head of the first of them that drain takes
  * (`lane`; -1: none), so that taking it costs no second memory latency. One entry's words, not
@@ -853,6 +858,38 @@ typedef struct {
     uint64_t w[GCOMMI_ENTRY_WORDS];
 } gcommi_peek_t;
 
+/* gcommi_lanes_peek in a job of more than two GPUs: loads the own lane's head whole (into w) and
+ * the notification word of every peer lane's head, `slots` (a constant once inlined) of them,
+ * and returns the peer lanes that hold a published entry. Slot k is GPU k, or k + 1 from the own
+ * GPU on; a slot without a GPU loads the first peer's head again. Without branches: with a
+ * branch per slot, ptxas moved the first slot's load and its check into the first branch's
+ * block, and the other slots' loads waited for it (SASS of the ping-pong kernel). */
+GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uint64_t *lane0,
+                                           const uint64_t *head, uint64_t w[GCOMMI_ENTRY_WORDS],
+                                           uint32_t lane_words, int slots)
+{
+    const int own = ctx->gpu, ngpus = ctx->ngpus, first = own == 0;
+    const uint32_t mask = ctx->depth - 1;
+    const uint64_t *pa[GCOMMI_PEER_SLOTS];
+    uint32_t pn[GCOMMI_PEER_SLOTS], hits = 0;
+    uint64_t pv[GCOMMI_PEER_SLOTS];
+    GCOMMI_UNROLL
+    for (int k = 0; k < GCOMMI_PEER_SLOTS; k++) {
+        if (k >= slots) break;
+        const int g = k + (k >= own), gl = g < ngpus ? g : first;
+        pn[k] = ctx->lane_next[gl];
+        pa[k] = lane0 + ((uint32_t)gl * lane_words + (pn[k] & mask) * GCOMMI_ENTRY_WORDS);
+    }
+    gcommi_lane_load_peers(head, w, pa, pv, slots);
+    GCOMMI_UNROLL
+    for (int k = 0; k < GCOMMI_PEER_SLOTS; k++) {
+        if (k >= slots) break;
+        const int g = k + (k >= own);
+        if (g < ngpus && gcommi_lane_published(pv[k], pn[k])) hits |= 1u << g;
+    }
+    return hits;
+}
+
 /* Thread 0: looks at the head entry of every lane into this rank once; lane0 is
  * gcommi_ctx_lane_ring(ctx, 0), the lanes from the source GPUs following it `depth` entries
  * apart: a wait computes it once, so that an empty poll, which it repeats until its
@@ -861,26 +898,28 @@ typedef struct {
  * nothing); every load is issued before the first result is looked at, so that their latencies
  * overlap. The own lane's head and, with one peer GPU, the peer lane's are loaded
  * whole (an inline entry's words come with its notification word); with more GPUs the peer
- * lanes' notification words alone (two words live, not one per GPU), and a hit there is loaded
- * again when it is taken. */
+ * lanes' notification words alone (one register pair per peer, not four), all in the same asm
+ * statement as the own head (gcommi_peek_peers), and a hit there is loaded again when it is
+ * taken. */
 GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
                                        gcommi_peek_t *pk)
 {
     const uint32_t depth = ctx->depth, mask = depth - 1;
-    const size_t lane_words = (size_t)depth * GCOMMI_ENTRY_WORDS;
+    /* word offsets in 32 bits (GCOMMI_MAX_GPUS lanes of GCOMMI_DEPTH_MAX entries are 2^20
+     * words): fewer instructions between a poll's start and its loads than 64-bit products */
+    const uint32_t lane_words = depth * GCOMMI_ENTRY_WORDS;
     const int own = ctx->gpu, ngpus = ctx->ngpus;
     const uint32_t n = ctx->lane_next[own];
-    const uint64_t *head =
-        lane0 + (size_t)own * lane_words + (size_t)(n & mask) * GCOMMI_ENTRY_WORDS;
+    const uint64_t *head = lane0 + ((uint32_t)own * lane_words + (n & mask) * GCOMMI_ENTRY_WORDS);
     if (ngpus == 2) {
         /* both heads in one go (the read positions are read before the loads: a load's memory
          * clobber would order a shared-memory read written after it behind it) */
         const int peer = 1 - own;
         const uint32_t np = ctx->lane_next[peer];
         uint64_t pw[GCOMMI_ENTRY_WORDS];
-        gcommi_lane_load_two(head, pk->w, lane0 + (size_t)peer * lane_words +
-                                              (size_t)(np & mask) * GCOMMI_ENTRY_WORDS,
-                             pw);
+        gcommi_lane_load_two(
+            head, pk->w,
+            lane0 + ((uint32_t)peer * lane_words + (np & mask) * GCOMMI_ENTRY_WORDS), pw);
         const int own_hit = gcommi_lane_published(pk->w[0], n);
         const int peer_hit = gcommi_lane_published(pw[0], np);
         pk->hits = (uint32_t)own_hit << own | (uint32_t)peer_hit << peer;
@@ -893,23 +932,13 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
     }
     uint32_t hits = 0;
     if (GCOMMI_UNLIKELY(ngpus > 2)) {
-        /* each head is compared after the next one's load has been issued */
-        uint64_t wp = 0;
-        uint32_t np = 0;
-        int gp = -1;
-        for (int g = 0; g < ngpus; g++) {
-            if (g == own) continue;
-            const uint32_t ng = ctx->lane_next[g];
-            const uint64_t w = gcommi_ld_relaxed64(
-                lane0 + (size_t)g * lane_words + (size_t)(ng & mask) * GCOMMI_ENTRY_WORDS, 1);
-            if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
-            wp = w;
-            np = ng;
-            gp = g;
-        }
-        if (gp >= 0 && gcommi_lane_published(wp, np)) hits |= 1u << gp;
+        if (ngpus <= GCOMMI_PEER_SLOTS_SMALL + 1)
+            hits = gcommi_peek_peers(ctx, lane0, head, pk->w, lane_words, GCOMMI_PEER_SLOTS_SMALL);
+        else
+            hits = gcommi_peek_peers(ctx, lane0, head, pk->w, lane_words, GCOMMI_PEER_SLOTS);
+    } else {
+        gcommi_lane_load(head, pk->w, 0);
     }
-    gcommi_lane_load(head, pk->w, 0);
     const int own_hit = gcommi_lane_published(pk->w[0], n);
     pk->lane = own_hit ? own : -1;
     if (own_hit) hits |= 1u << own;
@@ -1052,10 +1081,12 @@ GCOMM_HD_INLINE int gcommi_take_inline_t0(gcomm_context_t *ctx, const uint64_t *
     uint32_t len;
     for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
     gcommi_lane_take_inline(head, next, w, &offset, &len, &payload, sys);
+    GCOMMI_PROF_MARK(16);
     if (len) {
         if (GCOMMI_UNLIKELY(iwin != e.win)) base = gcommi_inline_base(ctx, e.win);
         gcommi_inline_store(base + offset, len, payload);
     }
+    GCOMMI_PROF_MARK(17);
     gcommi_lane_consumed_t0(ctx, g, next + 1, returned, depth, sys);
     return 1;
 }
