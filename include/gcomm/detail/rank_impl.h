@@ -795,7 +795,7 @@ GCOMM_HD_INLINE int gcommi_resolve_bounds(gcomm_context_t *ctx, gcomm_win_t win,
                                           size_t offset, size_t bytes, int op, char *base,
                                           uint64_t size, int valid, char **addr)
 {
-    if (GCOMMI_UNLIKELY(!valid || offset > size || bytes > size - offset)) {
+    if (GCOMMI_UNLIKELY(!valid | (offset > size) | (bytes > size - offset))) {
         if (gcommi_tid() == 0)
             gcommi_fail(ctx, GCOMM_ERR_WINDOW, op, win, target, offset, bytes, size);
         return GCOMM_ERR_WINDOW;
@@ -846,7 +846,10 @@ GCOMM_HD_INLINE int gcommi_resolve_t0(gcomm_context_t *ctx, gcomm_win_t win, int
 /* One peer slot of gcommi_lane_load_peers per GPU of a job but the own. */
 typedef char gcommi_peer_slots_check[GCOMMI_PEER_SLOTS == GCOMMI_MAX_GPUS - 1 ? 1 : -1];
 /* Every lane's word offset from lane 0 fits 32 bits (gcommi_lanes_peek computes them so). */
-typedef char gcommi_lane_offset_check[(uint64_t)GCOMMI_MAX_GPUS * GCOMMI_DEPTH_MAX * GCOMMI_ENTRY_WORDS <= 0xffffffffu ? 1 : -1];
+typedef char gcommi_lane_offset_check[(uint64_t)GCOMMI_MAX_GPUS * GCOMMI_DEPTH_MAX *
+                                                  GCOMMI_ENTRY_WORDS <= 0xffffffffu
+                                              ? 1
+                                              : -1];
 
 /* What one look at the lanes found (gcommi_lanes_peek): one bit per lane whose head holds a
  * published entry, and the four words of the head of the first of them that drain takes
@@ -961,7 +964,7 @@ GCOMM_HD_INLINE char *gcommi_inline_base(gcomm_context_t *ctx, int win)
 /* Writes an inline entry's payload (len <= 8 bytes) at d. */
 GCOMM_HD_INLINE void gcommi_inline_store(char *d, uint32_t len, uint64_t payload)
 {
-    if (len == 8 && ((uintptr_t)d & 7) == 0) {
+    if ((len == 8) & (((uintptr_t)d & 7) == 0)) {
         *(uint64_t *)d = payload;
     } else if (len == 4 && ((uintptr_t)d & 3) == 0) {
         *(uint32_t *)d = (uint32_t)payload;
@@ -1066,17 +1069,20 @@ GCOMM_HD_INLINE int gcommi_take_inline_t0(gcomm_context_t *ctx, const uint64_t *
                                           const gcommi_peek_t *pk, int win, int source, int tag)
 {
     const int g = pk->lane;
-    if (g < 0 || pk->hits != 1u << g || !gcommi_notif_inline(pk->w[0])) return 0;
     gcommi_notif_t e;
     gcommi_notif_unpack(pk->w[0], &e);
-    if (!gcommi_notif_matches(&e, win, source, tag)) return 0;
+    /* every condition at once (bitwise): one branch on thread 0's chain, not five */
+    if (!((g >= 0) & (pk->hits == 1u << (g & 31)) & gcommi_notif_inline(pk->w[0]) &
+          gcommi_notif_matches(&e, win, source, tag)))
+        return 0;
     /* what the take reads of the shared context, read together first: the entry's reload below
      * (rare) is a load with a memory clobber, which would order every later load after it */
     const uint32_t depth = ctx->depth, next = ctx->lane_next[g];
     const uint32_t returned = ctx->lane_returned[g];
     const int sys = g != ctx->gpu, iwin = ctx->inl_win;
     char *base = ctx->inl_base;
-    const uint64_t *head = lane0 + ((size_t)g * depth + (next & (depth - 1))) * GCOMMI_ENTRY_WORDS;
+    const uint64_t *head =
+        lane0 + ((uint32_t)g * depth + (next & (depth - 1))) * GCOMMI_ENTRY_WORDS; /* 32 bits */
     uint64_t w[GCOMMI_ENTRY_WORDS], offset, payload;
     uint32_t len;
     for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
@@ -1360,7 +1366,7 @@ GCOMM_HD_INLINE void gcommi_dirty_released(gcomm_context_t *ctx, int tw)
 /* Nonzero when tw may hold data of the block's puts that no acquire of its own covers. */
 GCOMM_HD_INLINE int gcommi_dirty_for(const gcomm_context_t *ctx, int tw)
 {
-    return ctx->dirty == tw || ctx->dirty == GCOMMI_DIRTY_SEVERAL;
+    return (ctx->dirty == tw) | (ctx->dirty == GCOMMI_DIRTY_SEVERAL);
 }
 
 /* Thread 0, beside a slot reservation in target tw's lane: the credit count to check the slot
@@ -1369,8 +1375,8 @@ GCOMM_HD_INLINE int gcommi_dirty_for(const gcomm_context_t *ctx, int tw)
  * issued now, beside the atomic. */
 GCOMM_HD_INLINE uint32_t gcommi_credit_seen_t0(gcomm_context_t *ctx, int tw)
 {
-    if (ctx->credit_target == tw &&
-        (uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2)
+    if ((ctx->credit_target == tw) &
+        ((uint32_t)(ctx->credit_slot - ctx->credit_seen) < ctx->depth / 2))
         return ctx->credit_seen;
     ctx->credit_target = tw;
     ctx->credit_seen = gcommi_ld_relaxed(gcommi_ctx_consumed(ctx, ctx->gpu, tw), 1);
@@ -1401,7 +1407,7 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
     int st;
     /* the entry whole (key, bounds and route in one shared-memory latency) */
     gcommi_rcache_t r = gcommi_rcache_get(ctx, c);
-    if (GCOMMI_UNLIKELY(r.win != win || r.target != target)) {
+    if (GCOMMI_UNLIKELY((r.win != win) | (r.target != target))) {
         st = gcommi_check_args(ctx, GCOMMI_OP_PUT, win, target, 1, tag, offset, bytes);
         if (st) return st;
         const int tw = gcommi_world_rank(ctx, gcommi_win_comm(win), target);
@@ -1412,7 +1418,7 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
         st = gcommi_resolve_t0(ctx, win, target, offset, bytes, GCOMMI_OP_PUT, &unused);
         if (st) return st; /* else the entry is cached now */
         r = gcommi_rcache_get(ctx, c);
-    } else if (GCOMMI_UNLIKELY(tag < 0 || tag > GCOMMI_TAG_MAX)) {
+    } else if (GCOMMI_UNLIKELY((uint32_t)tag > (uint32_t)GCOMMI_TAG_MAX)) { /* or negative */
         gcommi_fail(ctx, GCOMM_ERR_TAG, GCOMMI_OP_PUT, win, target, offset, bytes, 0);
         return GCOMM_ERR_TAG;
     }
@@ -1428,16 +1434,19 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
     /* the payload is loaded now, beside the reservation (origin bytes beyond `bytes` are not
      * read: the buffer may end there) */
     uint64_t payload = 0;
-    if (bytes == 8 && ((uintptr_t)origin & 7) == 0) {
+    if ((bytes == 8) & (((uintptr_t)origin & 7) == 0)) {
         payload = *(const uint64_t *)origin;
     } else {
         for (size_t k = 0; k < bytes; k++)
             payload |= (uint64_t)(unsigned char)origin[k] << (8 * k);
     }
     GCOMMI_PROF_MARK(3);
-    int inl = ctx->inline_max && bytes <= ctx->inline_max && !gcommi_dirty_for(ctx, tw) &&
-              offset <= GCOMMI_INLINE_OFFSET_MAX && (bytes == 0 || remote != origin);
-    if (inl && ctx->inl_target >= 0 && ctx->inl_target != tw) {
+    /* bitwise, as every condition of this chain: the compiler combines the predicates and
+     * branches once (each branch costs a predicate's latency on thread 0's chain; the take's
+     * conditions so written made a notified put 0.08-0.09 us faster, 2x H200) */
+    int inl = (ctx->inline_max != 0) & (bytes <= ctx->inline_max) & !gcommi_dirty_for(ctx, tw) &
+              (offset <= GCOMMI_INLINE_OFFSET_MAX) & ((bytes == 0) | (remote != origin));
+    if (inl & (ctx->inl_target >= 0) & (ctx->inl_target != tw)) {
         /* the other target may have taken them by now (then that one is forgotten) */
         if (gcommi_inline_taken(ctx, ctx->inl_target)) ctx->inl_target = -1;
         else inl = 0;
