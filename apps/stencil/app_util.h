@@ -1,10 +1,11 @@
 /* Host helpers shared by the stencil mini-apps (stencil_dcuda, hdiff_gcomm and the MPI-CUDA
  * twins): error checks that stop the program with file:line, a monotonic clock, medians,
- * reproducible input values and option parsing. Host code only; the CUDA parts only in .cu files
+ * reproducible input values, option parsing and the result check against the reference. Host code only; the CUDA parts only in .cu files
  * (the host-rank programs are plain C). */
 #ifndef GCOMM_APPS_STENCIL_APP_UTIL_H
 #define GCOMM_APPS_STENCIL_APP_UTIL_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,32 @@ static inline double app_value01(uint64_t key)
     key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
     key ^= key >> 31;
     return ((double)(key >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* The result check of every app: e[0] is the largest |got - want| so far (a NaN difference
+ * counts as infinite, so a NaN never verifies), e[1] the largest |want|; both start at 0 and
+ * combine across GPUs or processes by their maxima. */
+static inline void app_err_add(double e[2], double got, double want)
+{
+    double d = fabs(got - want);
+    if (!(d <= e[0])) e[0] = isnan(d) ? INFINITY : d;
+    if (fabs(want) > e[1]) e[1] = fabs(want);
+}
+
+/* The largest error relative to the largest reference value (absolute when all are 0). */
+static inline double app_err_rel(const double e[2])
+{
+    return e[1] > 0 ? e[0] / e[1] : e[0];
+}
+
+/* The "verified:" line the scripts parse; verified < 0: not checked. */
+static inline void app_print_verified(int verified, double rel)
+{
+    if (verified < 0)
+        printf("verified: not checked (--check 0)\n");
+    else
+        printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
+               verified ? "yes" : "NO", rel);
 }
 
 /* "--name value": stores the value in *out and advances *i; 1 if argv[*i] was this option. */

@@ -454,7 +454,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "hdiff_gcomm: out of host memory for the reference\n");
             return 1;
         }
-        double maxerr = 0, maxref = 0;
+        double err[2] = {0, 0};
         for (int g = 0; g < ngpus; g++) {
             CUDA_CHECK(cudaSetDevice(dev[g]));
             /* the newest values: a after an even number of steps, b after an odd one */
@@ -462,17 +462,13 @@ int main(int argc, char **argv)
                                   cudaMemcpyDeviceToHost));
             for (int k = 0; k < Lg.nk; k++)
                 for (long jl = 1; jl <= o.nj; jl++)
-                    for (int i = 0; i < Lg.ni; i++) {
-                        double got = h_out[hd_at(Lg, i, jl, k)];
-                        double want = ref[hd_at(L, i, (long)(job.first + g) * o.nj + jl, k)];
-                        double d = fabs(got - want);
-                        if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d; /* NaN counts */
-                        if (fabs(want) > maxref) maxref = fabs(want);
-                    }
+                    for (int i = 0; i < Lg.ni; i++)
+                        app_err_add(err, h_out[hd_at(Lg, i, jl, k)],
+                                    ref[hd_at(L, i, (long)(job.first + g) * o.nj + jl, k)]);
         }
-        maxerr = app_job_max(&job, maxerr);
-        maxref = app_job_max(&job, maxref);
-        rel = maxref > 0 ? maxerr / maxref : maxerr;
+        err[0] = app_job_max(&job, err[0]);
+        err[1] = app_job_max(&job, err[1]);
+        rel = app_err_rel(err);
         verified = rel < 1e-12;
         free(ref);
     }
@@ -484,11 +480,7 @@ int main(int argc, char **argv)
         printf("effective memory bandwidth: %.1f GB/s (11 array accesses per point and "
                "iteration, in-kernel time)\n",
                kernel_it > 0 ? bytes_it / kernel_it * 1e-9 : 0.0);
-        if (verified < 0)
-            printf("verified: not checked (--check 0)\n");
-        else
-            printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
-                   verified ? "yes" : "NO", rel);
+        app_print_verified(verified, rel);
     }
 
     for (int g = 0; g < ngpus; g++) {

@@ -286,14 +286,11 @@ int main(int argc, char **argv)
         double e[2] = {0, 0}, all_e[2]; /* max abs error, max |reference| */
         for (int k = 0; k < L.nk; k++)
             for (long jl = 1; jl <= o.nj; jl++)
-                for (int i = 0; i < L.ni; i++) {
-                    double want = ref[hd_at(G, i, (long)rank * o.nj + jl, k)];
-                    double d = fabs(got[hd_at(L, i, jl, k)] - want);
-                    if (!(d <= e[0])) e[0] = isnan(d) ? INFINITY : d; /* NaN counts */
-                    if (fabs(want) > e[1]) e[1] = fabs(want);
-                }
+                for (int i = 0; i < L.ni; i++)
+                    app_err_add(e, got[hd_at(L, i, jl, k)],
+                                ref[hd_at(G, i, (long)rank * o.nj + jl, k)]);
         MPI_CHECK(MPI_Allreduce(e, all_e, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-        rel = all_e[1] > 0 ? all_e[0] / all_e[1] : all_e[0];
+        rel = app_err_rel(all_e);
         verified = rel < 1e-12;
         free(ref);
         free(got);
@@ -305,11 +302,7 @@ int main(int argc, char **argv)
         printf("halo exchange per iteration: %.3f us, %.1f%% of the iteration (4 halos: D2H copy, "
                "MPI_Sendrecv, H2D copy)\n",
                halo * 1e6, iter > 0 ? 100.0 * halo / iter : 0.0);
-        if (verified < 0)
-            printf("verified: not checked (--check 0)\n");
-        else
-            printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
-                   verified ? "yes" : "NO", rel);
+        app_print_verified(verified, rel);
     }
 
     CUDA_CHECK(cudaFreeHost(h.send));

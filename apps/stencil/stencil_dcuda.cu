@@ -202,19 +202,16 @@ int main(int argc, char **argv)
         memcpy(ra, init, glob_elems * sizeof(double));
         memcpy(rb, init, glob_elems * sizeof(double));
         const double *ref = stencil_reference(ra, rb, o.ni, nj, o.steps);
-        double maxerr = 0, maxref = 0;
+        double err[2] = {0, 0};
         for (int g = 0; g < ngpus; g++) {
             CUDA_CHECK(cudaSetDevice(dev[g]));
             CUDA_CHECK(cudaMemcpy(got, (o.steps % 2) ? b[g] : a[g], gpu_bytes,
                                   cudaMemcpyDeviceToHost));
             const double *want = ref + (size_t)g * nj_gpu * jstride;
-            for (size_t e = (size_t)jstride; e < (size_t)(nj_gpu + 1) * jstride; e++) {
-                double d = fabs(got[e] - want[e]);
-                if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d; /* NaN counts */
-                if (fabs(want[e]) > maxref) maxref = fabs(want[e]);
-            }
+            for (size_t e = (size_t)jstride; e < (size_t)(nj_gpu + 1) * jstride; e++)
+                app_err_add(err, got[e], want[e]);
         }
-        rel = maxref > 0 ? maxerr / maxref : maxerr;
+        rel = app_err_rel(err);
         verified = rel < 1e-12;
         free(ra);
         free(rb);
@@ -227,11 +224,7 @@ int main(int argc, char **argv)
     printf("effective memory bandwidth: %.1f GB/s (%.3g bytes read + written per iteration, "
            "in-kernel time)\n",
            kernel_it > 0 ? bytes_it / kernel_it * 1e-9 : 0.0, bytes_it);
-    if (verified < 0)
-        printf("verified: not checked (--check 0)\n");
-    else
-        printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
-               verified ? "yes" : "NO", rel);
+    app_print_verified(verified, rel);
 
     for (int g = 0; g < ngpus; g++) {
         CUDA_CHECK(cudaSetDevice(dev[g]));

@@ -76,24 +76,17 @@ int main(int argc, char **argv)
         memcpy(rb, init, elems * sizeof(double));
         const double *want = stencil_reference(ra, rb, o.ni, nj, o.steps);
         const double *got = (o.steps % 2) ? b : a;
-        double maxerr = 0, maxref = 0;
-        for (size_t e = (size_t)jstride; e < (size_t)(nj + 1) * jstride; e++) {
-            double d = fabs(got[e] - want[e]);
-            if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d;
-            if (fabs(want[e]) > maxref) maxref = fabs(want[e]);
-        }
-        rel = maxref > 0 ? maxerr / maxref : maxerr;
+        double err[2] = {0, 0};
+        for (size_t e = (size_t)jstride; e < (size_t)(nj + 1) * jstride; e++)
+            app_err_add(err, got[e], want[e]);
+        rel = app_err_rel(err);
         verified = rel < 1e-12;
         free(ra);
         free(rb);
     }
     printf("time per iteration: %.3f us (between world barriers, median of %ld)\n", it * 1e6,
            o.reps);
-    if (verified < 0)
-        printf("verified: not checked (--check 0)\n");
-    else
-        printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
-               verified ? "yes" : "NO", rel);
+    app_print_verified(verified, rel);
     GCOMM_CHECK(gcomm_finalize());
     free(init);
     free(a);

@@ -288,13 +288,10 @@ int main(int argc, char **argv)
         if (rank == 0) {
             for (size_t e = 0; e < glob_elems; e++) ra[e] = rb[e] = app_value01(e);
             const double *ref = stencil_reference(ra, rb, o.ni, nj, o.steps);
-            double maxerr = 0, maxref = 0;
-            for (size_t e = (size_t)jstride; e < (size_t)(nj + 1) * jstride; e++) {
-                double d = fabs(all_got[e] - ref[e]);
-                if (!(d <= maxerr)) maxerr = isnan(d) ? INFINITY : d; /* NaN counts */
-                if (fabs(ref[e]) > maxref) maxref = fabs(ref[e]);
-            }
-            rel = maxref > 0 ? maxerr / maxref : maxerr;
+            double err[2] = {0, 0};
+            for (size_t e = (size_t)jstride; e < (size_t)(nj + 1) * jstride; e++)
+                app_err_add(err, all_got[e], ref[e]);
+            rel = app_err_rel(err);
             verified = rel < 1e-12;
         }
         MPI_CHECK(MPI_Bcast(&verified, 1, MPI_INT, 0, MPI_COMM_WORLD)); /* every exit code */
@@ -313,11 +310,7 @@ int main(int argc, char **argv)
         printf("effective memory bandwidth: %.1f GB/s (%.3g bytes read + written per iteration, "
                "host loop time)\n",
                iter > 0 ? bytes_it / iter * 1e-9 : 0.0, bytes_it);
-        if (verified < 0)
-            printf("verified: not checked (--check 0)\n");
-        else
-            printf("verified: %s (max abs error %.3g relative to max |value|, tolerance 1e-12)\n",
-                   verified ? "yes" : "NO", rel);
+        app_print_verified(verified, rel);
     }
 
     for (int s = 0; s < 2; s++) {
