@@ -7,6 +7,8 @@
  *   aggregate  every rank of GPU 0 put_notifies its slice to a rank of the peer GPU (peer) or of
  *              GPU 0 itself (same); a copy kernel with the same grid, cudaMemcpy and
  *              cudaMemcpyPeer move the same bytes as the ceiling.
+ *   barrier    back-to-back world barriers of every rank of the job, 2 ranks per GPU and 2 per
+ *              SM (what the other tests' ranks wait in), timed by rank 0.
  * Every figure is the median of --repeats launches after a warm-up launch; the received data are
  * random, checked after the timed runs.
  *
@@ -100,9 +102,10 @@ __global__ void k_aggregate(gcomm_param_t param, char *buf, size_t slice, int it
     char *recv = buf + (size_t)lrank * slice, *send = buf + (size_t)(lsize + lrank) * slice;
     gcomm_win_t win;
     unsigned err = gcomm_win_create(&ctx, GCOMM_COMM_WORLD, recv, slice, &win) != GCOMM_SUCCESS;
-    int half = lsize / 2, on0 = rank < lsize;
+    /* GPUs 0 and 1 only (in a job of more GPUs the others just take part in the barriers) */
+    int half = lsize / 2, on0 = rank < lsize, on1 = rank >= lsize && rank < 2 * lsize;
     int sender = on0, target = peer ? rank + lsize : (lrank + half) % lsize;
-    int receiver = peer ? !on0 : on0, source = peer ? rank - lsize : (lrank + lsize - half) % lsize;
+    int receiver = peer ? on1 : on0, source = peer ? rank - lsize : (lrank + lsize - half) % lsize;
     unsigned long long t0 = 0, t1 = 0;
     err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
     if (rank == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -115,6 +118,25 @@ __global__ void k_aggregate(gcomm_param_t param, char *buf, size_t slice, int it
     gcomm_win_free(&ctx, &win);
     if (threadIdx.x == 0) atomicAdd(&res->errors, err);
     if (threadIdx.x == 0 && rank == 0) res->ns = t1 - t0;
+}
+
+/* `iters` world barriers back to back, timed by rank 0 from the first one's end (every rank
+ * running) to the last one's. */
+__global__ void k_barrier(gcomm_param_t param, char *buf, int iters, result_t *res)
+{
+    __shared__ gcomm_context_t ctx;
+    gcomm_init(param, &ctx);
+    int rank;
+    gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
+    unsigned err = gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
+    unsigned long long t0 = 0, t1 = 0;
+    if (rank == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (int i = 0; i < iters; i++)
+        err += gcomm_barrier(&ctx, GCOMM_COMM_WORLD) != GCOMM_SUCCESS;
+    if (rank == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    if (threadIdx.x == 0) atomicAdd(&res->errors, err);
+    if (threadIdx.x == 0 && rank == 0) res->ns = t1 - t0;
+    (void)buf;
 }
 
 /* The ceilings of the aggregate test, no notifications, 16-byte accesses: the same grid copying
@@ -351,6 +373,25 @@ static void bench_stream(bench_t *b, int peer, size_t max_bytes)
     }
 }
 
+/* World barrier latency: with 2 ranks per GPU and with 2 per SM (every rank of the launch in
+ * the barrier; verified: every call of every rank returned GCOMM_SUCCESS). */
+static void bench_barrier(bench_t *b)
+{
+    int sms = 0, full = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, b->dev[0]));
+    GK(gcomm_launch_max_blocks(gcomm_kernel(k_barrier), b->threads, 0, 0, &full));
+    if (full > 2 * sms) full = 2 * sms;
+    const int iters = 2000;
+    int counts[2] = {2, full};
+    for (int k = 0; k < 2; k++) {
+        unsigned errors = 0;
+        int it = iters;
+        void *tail[] = {&it};
+        double us = run_median(b, gcomm_kernel(k_barrier), counts[k], tail, 1, iters, &errors);
+        row(b, "gcomm", "barrier_world", 0, counts[k], us, 0, errors == 0);
+    }
+}
+
 static void bench_aggregate(bench_t *b, int peer, size_t total)
 {
     int dev0 = b->dev[0], sms = 0, blocks = 0, threads = b->agg_threads;
@@ -478,6 +519,7 @@ int main(int argc, char **argv)
     if (b.ngpus > 1) bench_stream(&b, 1, max_bytes);
     bench_aggregate(&b, 0, quick ? (64u << 20) : (256u << 20));
     if (b.ngpus > 1) bench_aggregate(&b, 1, quick ? (64u << 20) : (256u << 20));
+    bench_barrier(&b);
     printf("bench_rma: %.1f s\n", now_s() - t0);
     if (b.csv) fclose(b.csv);
     for (int g = 0; g < b.ngpus; g++) gcomm_free(b.buf[g]);

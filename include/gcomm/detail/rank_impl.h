@@ -566,13 +566,24 @@ GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm)
                 goto fail;
             }
         } else if (comm == GCOMM_COMM_WORLD && ctx->ngpus > 1) {
-            uint32_t *cross = &gcommi_seg_ctrl(p, 0)->bar_cross.v;
+            /* tell every GPU (remote stores) and wait in this GPU's memory until all have told
+             * it; a poll of another GPU's memory would put reads on the links that the ranks
+             * still communicating (a ping-pong beside the barrier) pay for. One fence releases
+             * the stores together (a st.release each fences again: 2.6 us more per barrier of
+             * 2 GPUs, 2x H100) and acquires what this GPU's other ranks released before their
+             * arrivals, whose count this rank's fetch-add read, so that the stores pass it on */
+            const int me = ctx->gpu;
             gcommi_fence_sys();
-            gcommi_fetch_add_sys(cross, 1);
-            while ((int32_t)(gcommi_ld_acquire_sys(cross) - epoch * (uint32_t)ctx->ngpus) < 0) {
-                if ((st = gcommi_poll_check(ctx, start, GCOMMI_OP_BARRIER, comm, -1))) goto fail;
-                gcommi_progress_t0(ctx);
-                gcommi_pause(++spins);
+            for (int g = 0; g < ctx->ngpus; g++)
+                gcommi_st_relaxed_sys(&gcommi_seg_ctrl(p, g)->bar_seen.gen[me], epoch);
+            for (int g = 0; g < ctx->ngpus; g++) {
+                const uint32_t *seen = &c->bar_seen.gen[g];
+                while ((int32_t)(gcommi_ld_acquire_sys(seen) - epoch) < 0) {
+                    if ((st = gcommi_poll_check(ctx, start, GCOMMI_OP_BARRIER, comm, -1)))
+                        goto fail;
+                    gcommi_progress_t0(ctx);
+                    gcommi_pause(++spins);
+                }
             }
         }
         gcommi_st_release_sys(&c->bar_gen[comm].v, epoch);

@@ -122,7 +122,13 @@ typedef struct {
     uint32_t pad_error[32 - sizeof(gcommi_error_t) / 4];
     gcommi_line_t bar_arrive[GCOMMI_NCOMMS]; /* monotonic arrival counters */
     gcommi_line_t bar_gen[GCOMMI_NCOMMS];    /* generation released */
-    gcommi_line_t bar_cross;                 /* GPU 0 only: arrivals of the GPUs' last blocks */
+    /* the world barrier between GPUs: slot g holds the last generation GPU g's last rank has
+     * arrived at, stored there by that rank (a remote store) so that every GPU's last rank polls
+     * only its own memory; one line, written by all GPUs' last ranks */
+    struct {
+        uint32_t gen[GCOMMI_MAX_GPUS];
+        uint32_t pad[32 - GCOMMI_MAX_GPUS];
+    } bar_seen;
     gcommi_line_t log_next;                  /* gcomm_log records claimed on this GPU */
     gcommi_line_t proxy_tail;                /* slots reserved in this GPU's proxy ring */
     gcommi_line_t ranks_done;                /* jobs over the proxy: ranks that have finished */
