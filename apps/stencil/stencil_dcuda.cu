@@ -53,7 +53,10 @@ __global__ void stencil_kernel(gcomm_param_t param, double *in, double *out, int
 int main(int argc, char **argv)
 {
     options_t o;
-    stencil_parse(argc, argv, &o, "--blocks-per-gpu");
+    const stencil_prog_t pg = {"", "--blocks-per-gpu",
+                               "ranks per GPU (default 0: as many as are resident at once)", 0};
+    int prc = stencil_parse(argc, argv, &o, &pg, 1);
+    if (prc >= 0) return prc;
     if (!app_have_gpu()) {
         printf("stencil_dcuda: no usable GPU (cudaGetDeviceCount), skipped\n");
         return APP_SKIP;

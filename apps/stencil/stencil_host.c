@@ -36,7 +36,9 @@ static void stencil_rank(gcomm_param_t param, void *arg)
 int main(int argc, char **argv)
 {
     options_t o;
-    stencil_parse(argc, argv, &o, "--ranks");
+    const stencil_prog_t pg = {"", "--ranks", "host ranks (default 8)", 0};
+    int prc = stencil_parse(argc, argv, &o, &pg, 1);
+    if (prc >= 0) return prc;
     if (o.blocks == 0) o.blocks = 8;
     GCOMM_CHECK(gcomm_init());
     const int ranks = (int)o.blocks, jstride = (int)o.ni, len = (int)(o.nj_per_rank * o.ni);

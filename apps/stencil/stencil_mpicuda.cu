@@ -94,63 +94,13 @@ static void exchange(halo_t *h, double *arr)
 
 /* ---- host ---- */
 
-static void usage(const char *prog)
-{
-    fprintf(stderr,
-            "usage: mpirun -n P %s --ranks-per-gpu N [--ni N] [--nj-per-rank N] [--steps N]\n"
-            "          [--threads N] [--reps N] [--check 0|1]\n"
-            "  --ranks-per-gpu  stencil_dcuda's ranks (blocks) per GPU, whose lines this\n"
-            "                   process owns (required: pass the count stencil_dcuda prints)\n"
-            "  --ni             values per line, the paper's jstride (default 256)\n"
-            "  --nj-per-rank    lines per rank (default 16)\n"
-            "  --steps          iterations (default 100; at most 300 with --check 1)\n"
-            "  --threads        threads per block of the stencil kernel (default 128)\n"
-            "  --reps           timed runs after one warm-up, the median is reported (default 3)\n"
-            "  --check          compare with the serial CPU reference (default 1)\n",
-            prog);
-}
-
-/* Returns the exit code when the options say to stop (help, bad options; every process parses
- * the same), -1 to go on. o->blocks holds --ranks-per-gpu, as stencil_parse stores it; 0 (not
- * given) is refused in main, after the GPU check, so a machine without GPU still skips. */
-static int parse(int argc, char **argv, options_t *o, int root)
-{
-    o->ni = 256;
-    o->nj_per_rank = 16;
-    o->steps = 100;
-    o->blocks = 0;
-    o->threads = 128;
-    o->reps = 3;
-    o->check = 1;
-    for (int i = 1; i < argc; i++) {
-        if (app_opt_long(argc, argv, &i, "--ni", &o->ni) ||
-            app_opt_long(argc, argv, &i, "--nj-per-rank", &o->nj_per_rank) ||
-            app_opt_long(argc, argv, &i, "--steps", &o->steps) ||
-            app_opt_long(argc, argv, &i, "--ranks-per-gpu", &o->blocks) ||
-            app_opt_long(argc, argv, &i, "--threads", &o->threads) ||
-            app_opt_long(argc, argv, &i, "--reps", &o->reps) ||
-            app_opt_long(argc, argv, &i, "--check", &o->check))
-            continue;
-        if (root) usage(argv[0]);
-        return strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0 ? 0 : 2;
-    }
-    const char *bad = NULL;
-    if (o->blocks < 0) bad = "--ranks-per-gpu must not be negative";
-    else if (o->ni < 2) bad = "--ni must be at least 2";
-    else if (o->nj_per_rank < 1) bad = "--nj-per-rank must be at least 1";
-    else if (o->steps < 0) bad = "--steps must not be negative";
-    else if (o->check && o->steps > 300) bad = "--steps above 300 overflows doubles; use --check 0";
-    else if (o->threads < 1 || o->threads > 1024) bad = "--threads must be 1..1024";
-    else if (o->reps < 1) bad = "--reps must be at least 1";
-    /* a process's lines are one MPI message when the result is gathered */
-    else if ((double)o->ni * (double)o->nj_per_rank * (double)o->blocks > 2147483647.0)
-        bad = "--ni * --nj-per-rank * --ranks-per-gpu must fit an int (MPI count)";
-    if (bad) {
-        if (root) fprintf(stderr, "%s\n", bad);
-        return 2;
-    }
-    return -1;
-}
+/* The twin's rank count, --ranks-per-gpu, is stencil_dcuda's; 0 (not given) is refused in
+ * main, after the GPU check, so that a machine without GPU still skips. */
+static const stencil_prog_t twin_prog = {
+    "mpirun -n P ", "--ranks-per-gpu",
+    "stencil_dcuda's ranks (blocks) per GPU, whose lines this\n"
+    "                   process owns (required: pass the count stencil_dcuda prints)",
+    1};
 
 int main(int argc, char **argv)
 {
@@ -159,7 +109,13 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     options_t o;
-    int prc = parse(argc, argv, &o, rank == 0);
+    int prc = stencil_parse(argc, argv, &o, &twin_prog, rank == 0);
+    /* a process's lines are one MPI message when the result is gathered */
+    if (prc < 0 && (double)o.ni * (double)o.nj_per_rank * (double)o.blocks > 2147483647.0) {
+        if (rank == 0)
+            fprintf(stderr, "--ni * --nj-per-rank * --ranks-per-gpu must fit an int (MPI count)\n");
+        prc = 2;
+    }
     if (prc >= 0) {
         MPI_CHECK(MPI_Finalize());
         return prc;
