@@ -2,7 +2,8 @@
 # Scale-out runs of issue 6 on every GPU of the machine (1, 2, 4 or 8), over a carried build-gpu:
 #   1. notified-put latency (0 and 8 B one-way) and bandwidth (all ranks of one GPU to another)
 #      between every pair of GPUs, same-GPU on the diagonal: bench_rma with GCOMM_DEVICES=i,j;
-#      with more than two GPUs also the latency in a job of all of them (job_latency.csv);
+#      with more than two GPUs also the latency and the world barrier in a job of all of them
+#      (job_latency.csv);
 #   2. weak scaling 1 -> 2 -> 4 -> 8 GPUs (as many as there are) of the horizontal diffusion
 #      mini-app and of the dCUDA stencil, each on gcomm and as its MPI-CUDA twin (with the twin's
 #      halo-exchange time), a fixed domain per GPU;
@@ -58,12 +59,16 @@ if [ $matrix = 1 ]; then
     # GPUs a wait polls every peer lane, which the pairs above never do
     if [ "$ngpu" -gt 2 ]; then
         job=$logs/job_latency.csv log=$logs/rma_job.log
-        echo "gpus,same_0B_us,same_8B_us,peer_0B_us,peer_8B_us" >"$job"
+        echo "gpus,same_0B_us,same_8B_us,peer_0B_us,peer_8B_us,barrier_2_per_gpu_us,barrier_2_per_sm_us" >"$job"
         GCOMM_DEVICES=$(seq -s, 0 $((ngpu - 1))) timeout 300 "$b/bench/bench_rma" --max-bytes 8 \
             --repeats "$reps" >"$log" 2>&1
         row=$ngpu
         for t in pingpong_same pingpong_peer; do
             for n in 0 8; do row=$row,$(field "$log" gcomm $t $n 5); done
+        done
+        # the world barrier of the whole job: 2 ranks per GPU, then 2 per SM (bench_rma's rows)
+        for k in 1 2; do
+            row=$row,$(awk -v k=$k '$1 == "gcomm" && $2 == "barrier_world" && ++n == k { print $5 }' "$log")
         done
         echo "$row" >>"$job"
         grep -q "NO" "$log" && echo "rma, job of $ngpu GPUs: a result did not verify (see $log)"
@@ -126,6 +131,6 @@ echo "collectives against NCCL: none in gcomm yet (nothing to run)"
 [ $matrix = 1 ] && { echo "one-way latency (us), from,to:"; table "$logs/matrix_latency.csv";
                      echo "bandwidth (GB/s):"; table "$logs/matrix_bandwidth.csv"; }
 [ $matrix = 1 ] && [ -f "$logs/job_latency.csv" ] && {
-    echo "one-way latency (us) in a job of every GPU:"; table "$logs/job_latency.csv"; }
+    echo "one-way latency and world barrier (us) in a job of every GPU:"; table "$logs/job_latency.csv"; }
 [ $weak = 1 ] && { echo "weak scaling (us per iteration):"; table "$logs/weak_scaling.csv"; }
 exit 0
