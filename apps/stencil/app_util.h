@@ -60,6 +60,21 @@ static inline double app_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Time per step of a program timed over reps + 1 runs of `steps` steps: the median of runs
+ * 1..reps (run 0 is the warm-up) divided by steps; 0 when there are no steps. Sorts t[1..reps]. */
+static inline double app_step_time(double *t, long reps, long steps)
+{
+    return steps ? app_median(t + 1, (int)reps) / (double)steps : 0.0;
+}
+
+/* Blocks for a grid-stride kernel over `work` items: one per `threads` items, at most 8 per SM
+ * (enough to fill the GPU several times over; the kernel strides over the rest). */
+static inline int app_grid(size_t work, long threads, int sms)
+{
+    size_t want = (work + (size_t)threads - 1) / (size_t)threads, cap = (size_t)sms * 8;
+    return (int)(want < cap ? want : cap);
+}
+
 /* A value in [0, 1) that depends only on the key: every process and the CPU reference build the
  * same input from global indices, whatever the decomposition. Never exactly 0 (so a point the
  * computation forgot stands out less often as "correct by accident"). */

@@ -438,9 +438,8 @@ int main(int argc, char **argv)
         t_kernel[r] = app_job_max(&job, worst);
         t_host[r] = app_job_max(&job, t_host[r]);
     }
-    const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
-    double kernel_it = app_median(t_kernel + 1, (int)o.reps) * per_step;
-    double host_it = app_median(t_host + 1, (int)o.reps) * per_step;
+    double kernel_it = app_step_time(t_kernel, o.reps, o.steps);
+    double host_it = app_step_time(t_host, o.reps, o.steps);
     /* Compulsory traffic per point and iteration: lap (read in, write lap), fluxes (read in,
      * lap; write flx, fly), out (read in, coeff, flx, fly; write out): 11 arrays of doubles. */
     double bytes_it = 11.0 * sizeof(double) * (double)o.ni * (double)nj_global * (double)o.nk;

@@ -207,10 +207,8 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMallocHost((void **)&h.send, (size_t)L.ni * L.nk * sizeof(double)));
     CUDA_CHECK(cudaMallocHost((void **)&h.recv, (size_t)L.ni * L.nk * sizeof(double)));
 
-    /* Enough blocks to fill the GPU several times over; the kernels stride over the rest. */
     const size_t own = (size_t)L.ni * (size_t)o.nj * (size_t)L.nk;
-    size_t want = (own + (size_t)o.threads - 1) / (size_t)o.threads, cap = (size_t)sms * 8;
-    const int grid = (int)(want < cap ? want : cap);
+    const int grid = app_grid(own, o.threads, sms);
     const int threads = (int)o.threads;
 
     const int total = (int)o.reps + 1;
@@ -266,9 +264,8 @@ int main(int argc, char **argv)
         t_iter[r] = worst[0];
         t_halo[r] = worst[1];
     }
-    const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
-    double iter = app_median(t_iter + 1, (int)o.reps) * per_step;
-    double halo = app_median(t_halo + 1, (int)o.reps) * per_step;
+    double iter = app_step_time(t_iter, o.reps, o.steps);
+    double halo = app_step_time(t_halo, o.reps, o.steps);
 
     /* Verification: every process runs the (deterministic) reference of the whole domain and
      * checks its own lines; the worst relative error of all processes decides. */

@@ -183,9 +183,8 @@ int main(int argc, char **argv)
         }
         t_kernel[r] = worst;
     }
-    const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
-    double kernel_it = app_median(t_kernel + 1, (int)o.reps) * per_step;
-    double host_it = app_median(t_host + 1, (int)o.reps) * per_step;
+    double kernel_it = app_step_time(t_kernel, o.reps, o.steps);
+    double host_it = app_step_time(t_host, o.reps, o.steps);
     /* Compulsory traffic: every interior value of in read once and of out written once per
      * step (the neighbours come from cache); the halo copies are negligible next to it. */
     double bytes_it = 2.0 * (double)nj * (double)o.ni * sizeof(double);

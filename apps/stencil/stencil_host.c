@@ -64,7 +64,7 @@ int main(int argc, char **argv)
         GCOMM_CHECK(gcomm_launch_host(stencil_rank, ranks, &args));
         t[r] = 1e-9 * (double)(args.clk.end - args.clk.start);
     }
-    double it = o.steps ? app_median(t + 1, (int)o.reps) / (double)o.steps : 0.0;
+    double it = app_step_time(t, o.reps, o.steps);
     int verified = -1;
     double rel = 0;
     if (o.check) {

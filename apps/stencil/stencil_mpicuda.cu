@@ -173,10 +173,8 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMallocHost((void **)&h.recv[s], (size_t)o.ni * sizeof(double)));
     }
 
-    /* Enough blocks to fill the GPU several times over; the kernel strides over the rest. */
     const size_t first = (size_t)jstride, end = (size_t)(nj_gpu + 1) * jstride;
-    size_t want = (end - first + (size_t)o.threads - 1) / (size_t)o.threads, cap = (size_t)sms * 8;
-    const int grid = (int)(want < cap ? want : cap);
+    const int grid = app_grid(end - first, o.threads, sms);
     const int threads = (int)o.threads;
 
     const int total = (int)o.reps + 1;
@@ -214,9 +212,8 @@ int main(int argc, char **argv)
         t_iter[r] = worst[0];
         t_halo[r] = worst[1];
     }
-    const double per_step = o.steps ? 1.0 / (double)o.steps : 0.0;
-    double iter = app_median(t_iter + 1, (int)o.reps) * per_step;
-    double halo = app_median(t_halo + 1, (int)o.reps) * per_step;
+    double iter = app_step_time(t_iter, o.reps, o.steps);
+    double halo = app_step_time(t_halo, o.reps, o.steps);
     /* stencil_dcuda's figure: every interior value of in read once and of out written once */
     double bytes_it = 2.0 * (double)nj * (double)o.ni * sizeof(double);
 
