@@ -4,12 +4,17 @@
 #ifndef GCOMM_DETAIL_HD_H
 #define GCOMM_DETAIL_HD_H
 
+/* GCOMM_HD_COLD: a function of a rarely taken path kept out of line on the device (a call),
+ * so that its registers are not added to those its callers hold live around it: a kernel's
+ * register count is its most crowded point, and it bounds how many ranks an SM holds. */
 #if defined(__CUDACC__)
 #define GCOMM_HD __host__ __device__
 #define GCOMM_HD_INLINE static inline __host__ __device__
+#define GCOMM_HD_COLD static inline __noinline__ __host__ __device__
 #else
 #define GCOMM_HD
 #define GCOMM_HD_INLINE static inline
+#define GCOMM_HD_COLD static inline
 #endif
 
 #endif /* GCOMM_DETAIL_HD_H */

@@ -54,7 +54,7 @@ int gcommi_host_proxy_wait(void *proxy, int32_t source, uint32_t id);
 /* (defined below, with the barrier and the notification queues) */
 GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm);
 GCOMM_HD_INLINE int gcommi_inline_confirm_t0(gcomm_context_t *ctx, int op, int win);
-GCOMM_HD_INLINE void gcommi_progress_t0(gcomm_context_t *ctx);
+GCOMM_HD_COLD void gcommi_progress_t0(gcomm_context_t *ctx);
 
 /* Segment addressing from the block's shared copy of the parameter (rt.h has the same from the
  * parameter itself, for the host). */
@@ -1140,7 +1140,7 @@ GCOMM_HD_INLINE void gcommi_return_credits(gcomm_context_t *ctx)
  * notifications (and the payloads of inline ones) and returns its credits, so that a rank
  * confirming its inline puts (gcommi_inline_confirm_t0) is not kept waiting by one that waits
  * in a barrier for it. */
-GCOMM_HD_INLINE void gcommi_progress_t0(gcomm_context_t *ctx)
+GCOMM_HD_COLD void gcommi_progress_t0(gcomm_context_t *ctx)
 {
     gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
     gcommi_return_credits(ctx);
