@@ -1,0 +1,46 @@
+# cmake -DNVCC=... -DARCH=90 -DSRC=... -DINCLUDES="a;b" -DDEFINES="X;Y" -DBUDGET=N
+#       -DOUT=dir -P register_budget.cmake
+# Compiles SRC for sm_ARCH with ptxas -v and fails when a kernel uses more than BUDGET registers
+# or spills (test_register_budget_*: the device API's register footprint, see register_probe.cu).
+foreach(v NVCC ARCH SRC BUDGET OUT)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "register_budget.cmake: -D${v}= missing")
+  endif()
+endforeach()
+set(args -arch=sm_${ARCH} -O3 -std=c++17 -cubin -Xptxas -v -o ${OUT}/register_probe.cubin)
+foreach(i ${INCLUDES})
+  list(APPEND args -I${i})
+endforeach()
+foreach(d ${DEFINES})
+  list(APPEND args -D${d})
+endforeach()
+file(MAKE_DIRECTORY ${OUT})
+execute_process(COMMAND ${NVCC} ${args} ${SRC} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE out)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "register_budget: nvcc failed (${rc}):\n${out}")
+endif()
+string(REGEX MATCHALL "Used [0-9]+ registers" used "${out}")
+string(REGEX MATCHALL "[0-9]+ bytes spill stores" spills "${out}")
+if(NOT used)
+  message(FATAL_ERROR "register_budget: no 'Used N registers' in ptxas output:\n${out}")
+endif()
+set(worst 0)
+foreach(u ${used})
+  string(REGEX MATCH "[0-9]+" n "${u}")
+  if(n GREATER worst)
+    set(worst ${n})
+  endif()
+endforeach()
+set(spilled 0)
+foreach(s ${spills})
+  string(REGEX MATCH "[0-9]+" n "${s}")
+  math(EXPR spilled "${spilled} + ${n}")
+endforeach()
+message(STATUS "register_budget: ${worst} registers (budget ${BUDGET}), ${spilled} bytes spilled (${DEFINES})")
+if(worst GREATER BUDGET OR spilled GREATER 0)
+  message(FATAL_ERROR "register_budget: ${worst} registers, ${spilled} bytes spilled: over the "
+          "budget of ${BUDGET} without spills. A kernel's register count bounds the ranks an SM "
+          "holds; find the crowded point with nvdisasm --print-life-ranges (BENCHMARKS, "
+          "\"Registers\") before raising the budget.")
+endif()
