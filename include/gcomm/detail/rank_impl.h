@@ -51,10 +51,27 @@ int gcommi_host_proxy_wait(void *proxy, int32_t source, uint32_t id);
 
 /* ---- small helpers ---- */
 
+/* Where the polling loops of barriers, credit waits and inline confirmations take in the rank's
+ * notifications meanwhile (gcommi_progress_t0, a general drain of every lane): out of line by
+ * default, so that its registers are not added to everything a kernel holds live around those
+ * calls (the overlap benchmark's kernel: 106 registers instead of 137, the ping-pong's 112 instead
+ * of 178). A kernel capped well below the device API's count by __launch_bounds__ may spill less
+ * with it inlined, as it was before 2026-11-27: define GCOMM_POLL_INLINE 1 before including a
+ * gcomm header (hdiff_gcomm, capped at 64 registers: 116.7 -> 107.5 us per iteration, H100;
+ * docs/GUIDE.md). */
+#ifndef GCOMM_POLL_INLINE
+#define GCOMM_POLL_INLINE 0
+#endif
+#if GCOMM_POLL_INLINE
+#define GCOMMI_POLL_FN GCOMM_HD_INLINE
+#else
+#define GCOMMI_POLL_FN GCOMM_HD_COLD
+#endif
+
 /* (defined below, with the barrier and the notification queues) */
 GCOMM_HD_INLINE int gcommi_barrier_t0(gcomm_context_t *ctx, int comm);
 GCOMM_HD_INLINE int gcommi_inline_confirm_t0(gcomm_context_t *ctx, int op, int win);
-GCOMM_HD_COLD void gcommi_progress_t0(gcomm_context_t *ctx);
+GCOMMI_POLL_FN void gcommi_progress_t0(gcomm_context_t *ctx);
 
 /* Segment addressing from the block's shared copy of the parameter (rt.h has the same from the
  * parameter itself, for the host). */
@@ -1140,7 +1157,7 @@ GCOMM_HD_INLINE void gcommi_return_credits(gcomm_context_t *ctx)
  * notifications (and the payloads of inline ones) and returns its credits, so that a rank
  * confirming its inline puts (gcommi_inline_confirm_t0) is not kept waiting by one that waits
  * in a barrier for it. */
-GCOMM_HD_COLD void gcommi_progress_t0(gcomm_context_t *ctx)
+GCOMMI_POLL_FN void gcommi_progress_t0(gcomm_context_t *ctx)
 {
     gcommi_drain(ctx, GCOMMI_ANY, GCOMMI_ANY, GCOMMI_ANY, NULL);
     gcommi_return_credits(ctx);
