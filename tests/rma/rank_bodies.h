@@ -197,6 +197,14 @@ GCOMM_HD_INLINE void body_overlap(gcomm_param_t param, uint64_t *buf, unsigned *
 
 #define STRESS_RECEIVERS 4
 #define STRESS_TAGS 8
+/* Every sender has two counters in each receiver's window and writes its k-th message to the
+ * receiver into counter k % 2: while it writes one (bytes a put is still writing are undefined to
+ * the target's loads), the other holds its last completed message, so the larger of the two is
+ * at least every message of it the receiver has matched. With one counter a receiver read it
+ * torn (the next value's low bytes, the last one's high bytes; host ranks under ASan). */
+#define STRESS_SLOTS 2
+/* receiver r's counters in a buffer of every receiver's window, size ranks */
+#define STRESS_WINDOW_WORDS(size) ((size_t)STRESS_SLOTS * (size_t)(size))
 
 GCOMM_HD_INLINE void stress_msg(int src, long i, int *rcv, int *tag)
 {
@@ -218,9 +226,9 @@ static inline void stress_expect(int size, long per_sender, long *expect)
         }
 }
 
-/* Host side: the final counters of receivers [r0, r1) (receiver r's slot s = slots[r * size + s]
- * = messages s sent to r) against what the senders sent; returns how many differ (the first few
- * printed). */
+/* Host side: the final counters of receivers [r0, r1) (receiver r's window starts at slots +
+ * r * STRESS_WINDOW_WORDS(size); the larger of sender s's two counters = messages s sent to r)
+ * against what the senders sent; returns how many differ (the first few printed). */
 static inline long stress_check(const uint64_t *slots, int size, long per_sender, int r0, int r1)
 {
     long bad = 0;
@@ -231,10 +239,13 @@ static inline long stress_check(const uint64_t *slots, int size, long per_sender
             stress_msg(s, i, &r, &t);
             cnt[r]++;
         }
-        for (int r = r0; r < r1 && r < STRESS_RECEIVERS; r++)
-            if (slots[(size_t)r * size + s] != (uint64_t)cnt[r] && bad++ < 4)
+        for (int r = r0; r < r1 && r < STRESS_RECEIVERS; r++) {
+            const uint64_t *c = slots + (size_t)r * STRESS_WINDOW_WORDS(size) + STRESS_SLOTS * s;
+            const uint64_t got = c[0] > c[1] ? c[0] : c[1];
+            if (got != (uint64_t)cnt[r] && bad++ < 4)
                 fprintf(stderr, "stress: receiver %d holds %llu from sender %d, sent %ld\n", r,
-                        (unsigned long long)slots[(size_t)r * size + s], s, cnt[r]);
+                        (unsigned long long)got, s, cnt[r]);
+        }
     }
     return bad;
 }
@@ -248,12 +259,14 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
     int rank, size;
     gcomm_comm_rank(&ctx, GCOMM_COMM_WORLD, &rank);
     gcomm_comm_size(&ctx, GCOMM_COMM_WORLD, &size);
-    /* receivers (on GPU 0) expose one counter per sender: how many messages it sent them */
+    /* receivers (on GPU 0) expose two counters per sender (STRESS_SLOTS): how many messages it
+     * sent them */
     gcomm_win_t win;
     int receiver = rank < STRESS_RECEIVERS;
-    uint64_t *slots = buf + (size_t)rank * size;
+    uint64_t *slots = buf + (size_t)rank * STRESS_WINDOW_WORDS(size);
     DCHECK(gcomm_win_create(&ctx, GCOMM_COMM_WORLD, receiver ? slots : NULL,
-                            receiver ? (size_t)size * 8 : 0, &win) == GCOMM_SUCCESS, errs);
+                            receiver ? STRESS_WINDOW_WORDS(size) * 8 : 0, &win) == GCOMM_SUCCESS,
+           errs);
     if (!receiver) {
         GCOMM_SHARED uint64_t sent[STRESS_RECEIVERS];
         for (int i = gcomm_rank_thread(); i < STRESS_RECEIVERS; i += gcomm_rank_nthreads())
@@ -264,8 +277,8 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
             gcomm_rank_sync();
             if (gcomm_rank_thread() == 0) sent[rcv]++;
             gcomm_rank_sync();
-            if (gcomm_put_notify(&ctx, win, rcv, (size_t)rank * 8, 8, &sent[rcv], tag) !=
-                GCOMM_SUCCESS) {
+            const size_t at = (STRESS_SLOTS * (size_t)rank + (size_t)(sent[rcv] % STRESS_SLOTS)) * 8;
+            if (gcomm_put_notify(&ctx, win, rcv, at, 8, &sent[rcv], tag) != GCOMM_SUCCESS) {
                 DCHECK(0, errs);
                 break;
             }
@@ -308,8 +321,11 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
             if (gcomm_rank_thread() == 0) sum = 0;
             gcomm_rank_sync();
             unsigned long long part = 0;
-            for (int s = gcomm_rank_thread(); s < size; s += gcomm_rank_nthreads())
-                part += ((volatile uint64_t *)slots)[s];
+            for (int s = gcomm_rank_thread(); s < size; s += gcomm_rank_nthreads()) {
+                const uint64_t a = ((volatile uint64_t *)slots)[STRESS_SLOTS * s];
+                const uint64_t b = ((volatile uint64_t *)slots)[STRESS_SLOTS * s + 1];
+                part += a > b ? a : b;
+            }
             test_add64(&sum, part);
             gcomm_rank_sync();
             DCHECK(sum >= (unsigned long long)consumed, errs);
