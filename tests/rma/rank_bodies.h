@@ -206,6 +206,13 @@ GCOMM_HD_INLINE void body_overlap(gcomm_param_t param, uint64_t *buf, unsigned *
 /* receiver r's counters in a buffer of every receiver's window, size ranks */
 #define STRESS_WINDOW_WORDS(size) ((size_t)STRESS_SLOTS * (size_t)(size))
 
+/* Messages of one sender that its two counters at c vouch for: the larger. */
+GCOMM_HD_INLINE uint64_t stress_counter(const volatile uint64_t *c)
+{
+    const uint64_t a = c[0], b = c[1];
+    return a > b ? a : b;
+}
+
 GCOMM_HD_INLINE void stress_msg(int src, long i, int *rcv, int *tag)
 {
     uint64_t h = mix(((uint64_t)src << 32) ^ (uint64_t)i);
@@ -240,8 +247,8 @@ static inline long stress_check(const uint64_t *slots, int size, long per_sender
             cnt[r]++;
         }
         for (int r = r0; r < r1 && r < STRESS_RECEIVERS; r++) {
-            const uint64_t *c = slots + (size_t)r * STRESS_WINDOW_WORDS(size) + STRESS_SLOTS * s;
-            const uint64_t got = c[0] > c[1] ? c[0] : c[1];
+            const uint64_t got =
+                stress_counter(slots + (size_t)r * STRESS_WINDOW_WORDS(size) + STRESS_SLOTS * s);
             if (got != (uint64_t)cnt[r] && bad++ < 4)
                 fprintf(stderr, "stress: receiver %d holds %llu from sender %d, sent %ld\n", r,
                         (unsigned long long)got, s, cnt[r]);
@@ -277,7 +284,8 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
             gcomm_rank_sync();
             if (gcomm_rank_thread() == 0) sent[rcv]++;
             gcomm_rank_sync();
-            const size_t at = (STRESS_SLOTS * (size_t)rank + (size_t)(sent[rcv] % STRESS_SLOTS)) * 8;
+            const size_t at =
+                (STRESS_SLOTS * (size_t)rank + (size_t)(sent[rcv] % STRESS_SLOTS)) * 8;
             if (gcomm_put_notify(&ctx, win, rcv, at, 8, &sent[rcv], tag) != GCOMM_SUCCESS) {
                 DCHECK(0, errs);
                 break;
@@ -321,11 +329,8 @@ GCOMM_HD_INLINE void body_stress(gcomm_param_t param, uint64_t *buf, long per_se
             if (gcomm_rank_thread() == 0) sum = 0;
             gcomm_rank_sync();
             unsigned long long part = 0;
-            for (int s = gcomm_rank_thread(); s < size; s += gcomm_rank_nthreads()) {
-                const uint64_t a = ((volatile uint64_t *)slots)[STRESS_SLOTS * s];
-                const uint64_t b = ((volatile uint64_t *)slots)[STRESS_SLOTS * s + 1];
-                part += a > b ? a : b;
-            }
+            for (int s = gcomm_rank_thread(); s < size; s += gcomm_rank_nthreads())
+                part += stress_counter(slots + STRESS_SLOTS * s);
             test_add64(&sum, part);
             gcomm_rank_sync();
             DCHECK(sum >= (unsigned long long)consumed, errs);
