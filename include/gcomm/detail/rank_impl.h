@@ -989,7 +989,8 @@ GCOMM_HD_INLINE char *gcommi_inline_base(gcomm_context_t *ctx, int win)
     return ctx->inl_base;
 }
 
-/* Writes an inline entry's payload (len <= 8 bytes) at d. */
+/* Writes an inline entry's or a released small put's payload (len <= 8 bytes) at d: one store
+ * when aligned, so that a reader racing with a later put sees whole old or new words. */
 GCOMM_HD_INLINE void gcommi_inline_store(char *d, uint32_t len, uint64_t payload)
 {
     if ((len == 8) & (((uintptr_t)d & 7) == 0)) {
@@ -1494,8 +1495,11 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
         return GCOMM_SUCCESS;
     }
     if (ctx->inl_target == tw) st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
+    /* as the target writes an inline entry's payload: one store when aligned, so that a reader
+     * racing with a later put to the same bytes sees the old value or the new one, never a mix
+     * (a byte loop let test_host_ranks' stress read a counter torn across a 256 boundary) */
     if (st == GCOMM_SUCCESS && remote != origin)
-        for (size_t k = 0; k < bytes; k++) remote[k] = (char)(payload >> (8 * k));
+        gcommi_inline_store(remote, (uint32_t)bytes, payload);
     int pst = gcommi_publish_t0(ctx, tw, slot, seen, st ? GCOMMI_WIN_VOID : win, tag);
     if (pst == GCOMM_SUCCESS) gcommi_dirty_released(ctx, tw);
     return st ? st : pst;
