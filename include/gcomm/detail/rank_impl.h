@@ -191,7 +191,7 @@ GCOMM_HD_INLINE int gcommi_poll_check(gcomm_context_t *ctx, uint64_t start, int 
  * (four per load) are part of every kernel that calls a put or get, and registers bound how many
  * ranks fit on an SM: a kernel that over-decomposes (many ranks per SM) and moves small messages
  * may define it smaller (1, 2 or 4) before including a gcomm header (bench_overlap --lean: 1,
- * 106 registers instead of 124; docs/GUIDE.md). */
+ * 112 registers instead of 123; docs/GUIDE.md). */
 #ifndef GCOMM_COPY_INFLIGHT
 #define GCOMM_COPY_INFLIGHT 8
 #endif
@@ -265,6 +265,17 @@ GCOMM_HD_INLINE void gcommi_block_copy(void *dst, const void *src, size_t bytes)
             }
         return;
     }
+#if defined(__CUDA_ARCH__)
+    /* at most one aligned 16-byte word per thread (a halo line, up to 2 KiB for 128 threads):
+     * one load and one store, not the bulk loop's head, unrolled body and tails (in
+     * bench_overlap's exchange the bulk's bookkeeping was a fifth of all warp instructions) */
+    if (((((uintptr_t)d | (uintptr_t)s | bytes) & 15) == 0) &&
+        bytes <= 16 * (size_t)gcommi_nthreads()) {
+        const size_t i = (size_t)gcommi_tid();
+        if (16 * i < bytes) ((uint4 *)d)[i] = ((const uint4 *)s)[i];
+        return;
+    }
+#endif
     gcommi_block_copy_bulk(d, s, bytes);
 }
 
