@@ -205,6 +205,8 @@ GCOMM_HD_INLINE void body_overlap(gcomm_param_t param, uint64_t *buf, unsigned *
 #define STRESS_SLOTS 2
 /* receiver r's counters in a buffer of every receiver's window, size ranks */
 #define STRESS_WINDOW_WORDS(size) ((size_t)STRESS_SLOTS * (size_t)(size))
+/* bytes of every receiver's window together (what a test zeroes before and reads after) */
+#define STRESS_BUFFER_BYTES(size) ((size_t)STRESS_RECEIVERS * STRESS_WINDOW_WORDS(size) * 8)
 
 /* Messages of one sender that its two counters at c vouch for: the larger. */
 GCOMM_HD_INLINE uint64_t stress_counter(const volatile uint64_t *c)

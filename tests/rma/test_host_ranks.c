@@ -128,7 +128,7 @@ static void test_stress(args_t *a, long total, int per_proc)
     long expect[STRESS_RECEIVERS * STRESS_TAGS];
     stress_expect(nranks, per_sender, expect);
     poison(a);
-    memset(a->buf, 0, (size_t)STRESS_RECEIVERS * STRESS_WINDOW_WORDS(nranks) * 8);
+    memset(a->buf, 0, STRESS_BUFFER_BYTES(nranks));
     a->per_sender = per_sender;
     a->expect = expect;
     double t0 = now_s();

@@ -293,7 +293,7 @@ static void test_stress(proc_t *p, long total_notifications)
     CUDA_OK(cudaMemcpy(d_expect, expect, sizeof(expect), cudaMemcpyHostToDevice));
     zero_errs(p);
     /* the receivers (ranks 0..STRESS_RECEIVERS-1) are on job GPU 0 */
-    const size_t slot_bytes = (size_t)STRESS_RECEIVERS * STRESS_WINDOW_WORDS(size) * 8;
+    const size_t slot_bytes = STRESS_BUFFER_BYTES(size);
     if (p->first == 0) {
         CUDA_OK(cudaMemset(p->buf, 0, slot_bytes));
         CUDA_OK(cudaDeviceSynchronize());
