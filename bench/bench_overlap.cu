@@ -60,13 +60,21 @@
  *
  * Registers bound how many ranks fit on an SM (overlap_kernel.cuh has the kernel): --lean runs
  * the kernel compiled with the device API's block copy keeping one 16-byte load per thread in
- * flight instead of eight (GCOMM_COPY_INFLIGHT=1: fewer registers, 112 instead of 123 on
+ * flight instead of eight (GCOMM_COPY_INFLIGHT=1: fewer registers, 110 instead of 121 on
  * 2026-11-27; the header line prints the count and the ranks per SM); --bounded [N] compiles
  * it with __launch_bounds__(128, N), N = 8 (default), 12 or 16: at most 64, 40 or 32
  * registers, the rest spilled.
  *
+ * The floor (--exchange floor, one process driving every GPU): the same kernel with the exchange
+ * written by hand instead of gcomm's put_notify / wait: each rank stores its halo straight into
+ * its neighbours' windows (peer memory where the ring crosses GPUs) and raises one flag word per
+ * neighbour with a release store, and waits by polling its own two flags (relaxed loads, one
+ * acquire fence). No queue, matching, credits or checks, 64 registers (32 with --bounded 16, no
+ * spills): what an exchange with the same data movement and ordering costs without any runtime,
+ * and how the overlap behaves with as many ranks per SM as the hardware holds.
+ *
  * Usage: bench_overlap [--iters N] [--halo-bytes N] [--threads N] [--ranks-per-sm N] [--lean]
- *                      [--bounded [N]]
+ *                      [--bounded [N]] [--exchange gcomm|floor]
  *                      [--workload compute|memory|both] [--no-compute] [--no-exchange]
  *                      [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]
  *                      [--sweep [F,F,...]] [--stagger-us X] [--quick] [--csv FILE]
@@ -97,6 +105,8 @@ static const char *const mode_name[NMODES] = {"both", "compute", "exchange", "co
 /* this compilation's kernels: the device API as configured by default (eight 16-byte loads in
  * flight per thread in a block copy) */
 OVERLAP_KERNELS(deep)
+/* --exchange floor: the same benchmark with the exchange written by hand (overlap_kernel.cuh) */
+OVERLAP_KERNELS(floor)
 
 /* Random 16-byte words with no zero byte, for the memory workload's source (made on the GPU: it
  * is hundreds of MB per GPU). */
@@ -131,6 +141,8 @@ typedef struct {
     double *cin[GCOMM_MAX_GPUS], *cout[GCOMM_MAX_GPUS];
     uint4 *msrc[GCOMM_MAX_GPUS], *mdst[GCOMM_MAX_GPUS];
     char *halo[GCOMM_MAX_GPUS];
+    uint32_t *flag[GCOMM_MAX_GPUS]; /* --exchange floor: FLOOR_FLAG_WORDS(blocks) per GPU */
+    int floor;                      /* --exchange floor */
     kclock_t *clk[GCOMM_MAX_GPUS];
     unsigned long long *trace[GCOMM_MAX_GPUS]; /* blocks x OVERLAP_TRACE_ITERS x 2 */
     double *hin[GCOMM_MAX_GPUS]; /* host copy of cin */
@@ -174,6 +186,13 @@ static kparams_t make_params(const bench_t *b, int workload, int mode, int nr_it
     kp.stagger_ns = b->stagger_ns;
     /* a few iterations from the middle of the launch, past the start's transient */
     kp.trace_from = b->iters > 2 * OVERLAP_TRACE_ITERS ? b->iters / 2 : -1;
+    if (b->floor) {
+        kp.floor_ngpus = b->ngpus;
+        for (int g = 0; g < b->ngpus; g++) {
+            kp.floor_halo[g] = b->halo[g];
+            kp.floor_flag[g] = b->flag[g];
+        }
+    }
     return kp;
 }
 
@@ -236,6 +255,13 @@ static double launch_once(const bench_t *b, const kparams_t *kp, unsigned *error
         argv[g][7] = &clk[g];
         argv[g][8] = &trace[g];
         l.args[g] = argv[g];
+    }
+    /* the floor's flags and barrier counters count from zero in every launch (gcomm resets its
+     * own queues at each launch) */
+    for (int g = 0; b->floor && g < b->ngpus; g++) {
+        CK(cudaSetDevice(b->dev[g]));
+        CK(cudaMemset(b->flag[g], 0, FLOOR_FLAG_WORDS(b->blocks) * 4));
+        CK(cudaDeviceSynchronize());
     }
     GK(gcomm_launch(&l));
     double worst = 0;
@@ -647,6 +673,8 @@ static void usage(void)
             "  --lean          the kernel compiled with GCOMM_COPY_INFLIGHT=1 (64 registers, 8 ranks per SM)\n"
             "  --bounded [N]   the kernel compiled for N = 8 (default), 12 or 16 ranks of <= 128 threads\n"
             "                  per SM (at most 64, 40 or 32 registers)\n"
+            "  --exchange      gcomm (default) or floor: the exchange written by hand (halo stores\n"
+            "                  into the neighbours' windows, one flag per neighbour; one process)\n"
             "  --workload      compute, memory or both (default both)\n"
             "  --no-compute    skip the compute phase: measure exchange only\n"
             "  --no-exchange   skip the exchange phase: measure compute only\n"
@@ -692,7 +720,7 @@ int main(int argc, char **argv)
     bench_t b;
     memset(&b, 0, sizeof(b));
     int quick = 0, iters = 0, repeats = 0, rps = 4, nr_fixed = 0, no_compute = 0, no_exchange = 0;
-    int bounded = 0, lean = 0;
+    int bounded = 0, lean = 0, floor_x = 0;
     int wl_mask = 3; /* bit 0 compute, bit 1 memory */
     /* the amounts of computation, as factors of the calibrated one (--sweep) */
     double factors[OVERLAP_MAX_POINTS] = {1.0};
@@ -738,6 +766,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--copy-bytes")) bad = bench_parse_size(v, &copy_fixed), i++;
         else if (!strcmp(a, "--mem-bytes")) bad = bench_parse_size(v, &mem_bytes), i++;
         else if (!strcmp(a, "--csv")) csv = v, i++;
+        else if (!strcmp(a, "--exchange")) {
+            floor_x = !strcmp(v, "floor");
+            bad = !floor_x && strcmp(v, "gcomm") != 0;
+            i++;
+        }
         else if (!strcmp(a, "--stagger-us")) {
             char *end;
             double us = strtod(v, &end);
@@ -799,7 +832,31 @@ int main(int argc, char **argv)
                 OVERLAP_BOUNDED_THREADS);
         return 2;
     }
-    const void *kernel = lean ? overlap_kernel_lean(bounded) : overlap_kernel_deep(bounded);
+    if (floor_x && (job.size > 1 || lean)) {
+        fprintf(stderr, "bench_overlap: --exchange floor needs one process driving every GPU "
+                        "(and has no --lean build)\n");
+        return 2;
+    }
+    /* the floor's ranks store into the peer GPUs' windows and flags directly */
+    for (int g = 0; floor_x && g < b.ngpus; g++)
+        for (int k = 0; k < b.ngpus; k++) {
+            int can = 0;
+            if (k == g) continue;
+            CK(cudaDeviceCanAccessPeer(&can, b.dev[g], b.dev[k]));
+            if (!can) {
+                fprintf(stderr, "bench_overlap: --exchange floor: device %d cannot reach device "
+                                "%d\n", b.dev[g], b.dev[k]);
+                return 1;
+            }
+            CK(cudaSetDevice(b.dev[g]));
+            cudaError_t pe = cudaDeviceEnablePeerAccess(b.dev[k], 0);
+            if (pe == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+            else CK(pe);
+        }
+    b.floor = floor_x;
+    const void *kernel = floor_x ? overlap_kernel_floor(bounded)
+                         : lean  ? overlap_kernel_lean(bounded)
+                                 : overlap_kernel_deep(bounded);
     if (kernel == NULL) {
         fprintf(stderr, "bench_overlap: the CUDA runtime does not know the kernel\n");
         return 1;
@@ -852,6 +909,7 @@ int main(int argc, char **argv)
         CK(cudaMalloc((void **)&b.msrc[g], b.region_words * 16 * (size_t)b.blocks));
         CK(cudaMalloc((void **)&b.mdst[g], b.region_words * 16 * (size_t)b.blocks));
         GK(gcomm_malloc((size_t)b.blocks * 3 * b.halo_bytes, (void **)&b.halo[g]));
+        if (b.floor) CK(cudaMalloc((void **)&b.flag[g], FLOOR_FLAG_WORDS(b.blocks) * 4));
         CK(cudaMalloc((void **)&b.clk[g], sizeof(kclock_t)));
         CK(cudaMalloc((void **)&b.trace[g],
                       (size_t)b.blocks * OVERLAP_TRACE_ITERS * 2 * sizeof(unsigned long long)));
@@ -876,7 +934,9 @@ int main(int argc, char **argv)
                (double)b.blocks / b.sms, b.threads, b.ranks, b.halo_bytes, b.iters, b.repeats);
         cudaFuncAttributes fa;
         CK(cudaFuncGetAttributes(&fa, b.kernel));
-        printf("bench_overlap: kernel %s", lean ? "lean (GCOMM_COPY_INFLIGHT=1)" : "default");
+        printf("bench_overlap: kernel %s", b.floor ? "floor (exchange written by hand)"
+                                           : lean  ? "lean (GCOMM_COPY_INFLIGHT=1)"
+                                                   : "default");
         if (bounded)
             printf(", bounded (__launch_bounds__(%d, %d))", OVERLAP_BOUNDED_THREADS, bounded);
         printf(": %d registers, %zu bytes of local memory per thread\n", fa.numRegs,
@@ -907,6 +967,7 @@ int main(int argc, char **argv)
         CK(cudaFree(b.msrc[g]));
         CK(cudaFree(b.mdst[g]));
         GK(gcomm_free(b.halo[g]));
+        if (b.floor) CK(cudaFree(b.flag[g]));
         CK(cudaFree(b.clk[g]));
         CK(cudaFree(b.trace[g]));
         free(b.hin[g]);

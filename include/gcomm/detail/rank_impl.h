@@ -191,7 +191,7 @@ GCOMM_HD_INLINE int gcommi_poll_check(gcomm_context_t *ctx, uint64_t start, int 
  * (four per load) are part of every kernel that calls a put or get, and registers bound how many
  * ranks fit on an SM: a kernel that over-decomposes (many ranks per SM) and moves small messages
  * may define it smaller (1, 2 or 4) before including a gcomm header (bench_overlap --lean: 1,
- * 112 registers instead of 123; docs/GUIDE.md). */
+ * 110 registers instead of 121; docs/GUIDE.md). */
 #ifndef GCOMM_COPY_INFLIGHT
 #define GCOMM_COPY_INFLIGHT 8
 #endif
