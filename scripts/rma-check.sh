@@ -8,8 +8,8 @@
 # mini-app and overlap sweeps (horizontal diffusion gcomm vs its MPI-CUDA twin over domain sizes,
 # the overlap benchmark over halo sizes, then with the lean kernel at 8 ranks of 128 threads and
 # 16 of 64 per SM) into $OUT/hdiff_sweep.csv and $OUT/overlap_*.csv; --overlap runs only the
-# overlap benchmark's sweep of the amount of computation (the paper's Figs. 7 and 8) for four
-# kernels and rank shapes into $OUT/sweep_*.csv.
+# overlap benchmark's sweep of the amount of computation (the paper's Figs. 7 and 8) for gcomm's
+# kernels at four rank shapes and the floor (--exchange floor) at three into $OUT/sweep_*.csv.
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
@@ -39,11 +39,16 @@ if [ $sanitize = 1 ]; then
     exit 0
 fi
 if [ $overlap = 1 ]; then
-    # name, then bench_overlap's options: the default kernel at its 5 ranks of 128 threads per SM,
-    # the lean one (GCOMM_COPY_INFLIGHT=1) at 8 x 128, 16 x 64 and 32 x 32
-    for run in "default_128x5 --ranks-per-sm 5" "lean_128x8 --lean --ranks-per-sm 8" \
+    # name, then bench_overlap's options: the default kernel at 4 ranks of 128 threads per SM
+    # (as many as its registers allow), the lean one (GCOMM_COPY_INFLIGHT=1) asking for 8 x 128,
+    # 16 x 64 and 32 x 32; then the floor (the exchange written by hand) at 4, 8 and 16 ranks of
+    # 128 threads per SM, 10000 iterations (long rings take hundreds to settle), 1 / 2 / 4 x
+    for run in "default_128x4 --ranks-per-sm 4" "lean_128x8 --lean --ranks-per-sm 8" \
         "lean_64x16 --lean --threads 64 --ranks-per-sm 16" \
-        "lean_32x32 --lean --threads 32 --ranks-per-sm 32"; do
+        "lean_32x32 --lean --threads 32 --ranks-per-sm 32" \
+        "floor_128x4 1,2,4 --exchange floor --ranks-per-sm 4 --iters 10000" \
+        "floor_128x8 1,2,4 --exchange floor --ranks-per-sm 8 --iters 10000" \
+        "floor_128x16 1,2,4 --exchange floor --bounded 16 --ranks-per-sm 16 --iters 10000"; do
         set -- $run
         name=$1
         shift
