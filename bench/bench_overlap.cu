@@ -60,8 +60,8 @@
  *
  * Registers bound how many ranks fit on an SM (overlap_kernel.cuh has the kernel): --lean runs
  * the kernel compiled with the device API's block copy keeping one 16-byte load per thread in
- * flight instead of eight (GCOMM_COPY_INFLIGHT=1: fewer registers, 110 instead of 121 on
- * 2026-11-27; the header line prints the count and the ranks per SM); --bounded [N] compiles
+ * flight instead of eight (GCOMM_COPY_INFLIGHT=1: fewer registers, 96 instead of 122 on
+ * 2026-11-28; the header line prints the count and the ranks per SM); --bounded [N] compiles
  * it with __launch_bounds__(128, N), N = 8 (default), 12 or 16: at most 64, 40 or 32
  * registers, the rest spilled.
  *
