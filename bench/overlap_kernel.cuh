@@ -228,11 +228,11 @@ static __device__ __forceinline__ void overlap_body(gcomm_param_t param, const d
 }
 
 /* ---- the floor: the same benchmark with a hand-written exchange (--exchange floor) ----
- * What no runtime can beat on this hardware: the ranks write their halo straight into the
- * neighbours' windows (peer memory over NVLink where the ring crosses GPUs) and raise one flag
- * word per neighbour with a release store; a rank waits by polling its own two flags with
- * acquire loads. No queue, no matching, no credits, no argument checks: the shortest exchange
- * with the same data movement and the same ordering guarantees. Only for one process driving
+ * The exchange with its runtime taken away: the ranks pack their halo as gcomm's exchange does,
+ * copy it straight into the neighbours' windows (peer memory over NVLink where the ring crosses
+ * GPUs) and raise one flag word per neighbour with a release store; a rank waits by polling its
+ * own two flags. No queue, no matching, no credits, no argument checks: the same data movement
+ * and ordering guarantees as a notified put, and nothing else. Only for one process driving
  * every GPU (the host enables peer access and passes every GPU's pointers in kparams_t). */
 
 /* Polls `*p` until it reaches `want`; 0, or 1 after 5 s (the neighbour never came: the launch
@@ -266,17 +266,17 @@ static __device__ __forceinline__ int floor_barrier(uint32_t *c, uint32_t total)
     return failed;
 }
 
-/* Where global rank q lives: its window (2 h bytes) and its two flag words. */
+/* Where global rank q lives: its window (2 h bytes; win may be NULL) and its two flag words. */
 static __device__ __forceinline__ void floor_peer(const kparams_t *kp, int q, int blocks,
                                                   size_t h, uint4 **win, uint32_t **flag)
 {
     const int g = q / blocks, l = q % blocks;
-    *win = (uint4 *)(kp->floor_halo[g] + (size_t)l * 2 * h);
+    if (win) *win = (uint4 *)(kp->floor_halo[g] + (size_t)l * 2 * h);
     *flag = kp->floor_flag[g] + (size_t)(1 + l) * FLOOR_LINE_WORDS;
 }
 
 /* The kernel body with the floor's exchange; the same parameters as overlap_body's (the gcomm
- * parameter unused: gcomm_launch only places the ranks), so that OVERLAP_KERNELS_OF makes its
+ * parameter unused: gcomm_launch only places the ranks), so that OVERLAP_KERNELS makes its
  * kernels too. */
 static __device__ __forceinline__ void overlap_floor_body(gcomm_param_t param, const double *cin,
                                                           double *cout, const uint4 *msrc,
@@ -295,11 +295,11 @@ static __device__ __forceinline__ void overlap_floor_body(gcomm_param_t param, c
 
     const size_t h = kp.halo_bytes, hw = h / 16;
     uint32_t *send = (uint32_t *)(halo + (size_t)blocks * 2 * h + (size_t)lrank * h);
-    uint4 *lwin, *rwin, *own;
+    uint4 *lwin, *rwin;
     uint32_t *lflag, *rflag, *flag;
     floor_peer(&kp, left, blocks, h, &lwin, &lflag);
     floor_peer(&kp, right, blocks, h, &rwin, &rflag);
-    floor_peer(&kp, rank, blocks, h, &own, &flag);
+    floor_peer(&kp, rank, blocks, h, NULL, &flag);
     /* system scope only where the neighbour is on another GPU */
     const int lsys = left / blocks != gpu, rsys = right / blocks != gpu;
 
