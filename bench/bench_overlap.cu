@@ -31,9 +31,12 @@
  *
  * Timing: in-kernel, %globaltimer read by each GPU's first rank after a gcomm_barrier(WORLD)
  * before the iteration loop and after one behind it (launch, setup and window creation are
- * excluded); the longest GPU's interval / iterations. Median over --repeats launches after a
- * warm-up launch; the three modes are timed in interleaved rounds (rotating order) so that a
- * disturbance hits all alike. Reported per point: ratio = both / max(compute, exchange)
+ * excluded); the longest GPU's interval / iterations, 10000 of them by default: a ring of
+ * thousands of ranks takes hundreds of iterations to settle into its wave (iteration starts
+ * spread over milliseconds), and with 1000 the launch's time included that start (2x H100:
+ * gcomm memory-bound 1.60 at 1000, 1.45 at 10000; docs/BENCHMARKS.md). Median over --repeats
+ * launches after a warm-up launch; the three modes are timed in interleaved rounds (rotating
+ * order) so that a disturbance hits all alike. Reported per point: ratio = both / max(compute, exchange)
  * (1.0: perfect overlap; (c + x) / max(c, x): none), and its dependency bound
  * max(1, (compute alone + exchange alone) / max(compute, exchange)): a rank's iteration k + 1
  * needs its neighbours' halos of iteration k, so along the ring each iteration holds one rank's
@@ -666,7 +669,7 @@ static void usage(void)
             "                     [--workload compute|memory|both] [--no-compute] [--no-exchange]\n"
             "                     [--nr-iters N] [--copy-bytes N] [--mem-bytes N] [--repeats N]\n"
             "                     [--sweep [F,F,...]] [--stagger-us X] [--quick] [--csv FILE]\n"
-            "  --iters         iterations per launch (default 1000; --quick 200)\n"
+            "  --iters         iterations per launch (default 10000; --quick 200)\n"
             "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
             "  --threads       threads per rank, a multiple of 32 (default 128)\n"
             "  --ranks-per-sm  ranks per SM at most (default 4; fewer if fewer are resident)\n"
@@ -799,7 +802,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_overlap: %s\n", why);
         return 2;
     }
-    b.iters = iters ? iters : quick ? 200 : 1000;
+    b.iters = iters ? iters : quick ? 200 : 10000;
     b.repeats = repeats ? repeats : quick ? 5 : 7;
     b.mem_bytes = mem_bytes ? mem_bytes : quick ? (256u << 20) : (512u << 20);
     int enabled[NMODES];
