@@ -216,6 +216,54 @@ static void test_errors(args_t *a)
     TEST_RC(GCOMM_ERR_ARG, gcomm_launch_host(run_ring, 1 << 20, a));
 }
 
+/* What the polling loops' drain looks at first (rank_impl.h, gcommi_lanes_published): the lanes
+ * whose head entry (at the read position) is published, for jobs of 1 to GCOMMI_MAX_GPUS GPUs
+ * (on the GPU a job of two reads both words in one asm statement; every other count, and the
+ * host, takes the loop checked here). Random read positions; each lane's head published, or an
+ * entry one slot after it, or one a lap before it (neither may count), or nothing. */
+static void test_lanes_published(void)
+{
+    enum { DEPTH = 8 };
+    uint64_t *lanes = calloc((size_t)GCOMMI_MAX_GPUS * DEPTH * GCOMMI_ENTRY_WORDS, 8);
+    TEST_CHECK(lanes != NULL, "lanes: out of memory");
+    if (!lanes) return;
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    for (int round = 0; round < 200; round++) {
+        gcomm_context_t ctx;
+        memset(&ctx, 0, sizeof(ctx));
+        memset(lanes, 0, (size_t)GCOMMI_MAX_GPUS * DEPTH * GCOMMI_ENTRY_WORDS * 8);
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        ctx.ngpus = 1 + (int)(rng % GCOMMI_MAX_GPUS);
+        ctx.gpu = (int)((rng >> 8) % (uint64_t)ctx.ngpus);
+        ctx.depth = DEPTH;
+        uint32_t want = 0;
+        for (int g = 0; g < ctx.ngpus; g++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            const uint32_t next = (uint32_t)(rng % 1000) + DEPTH;
+            ctx.lane_next[g] = next;
+            uint64_t *ring = lanes + (size_t)g * DEPTH * GCOMMI_ENTRY_WORDS;
+            switch ((rng >> 20) % 4) {
+            case 0: /* the head: counts */
+                gcommi_lane_publish(ring, DEPTH, next, 1, 2, 0, 0);
+                want |= 1u << g;
+                break;
+            case 1: /* the slot after the head: the head is still empty */
+                gcommi_lane_publish(ring, DEPTH, next + 1, 1, 2, 0, 0);
+                break;
+            case 2: /* the head's slot one lap earlier: already taken */
+                gcommi_lane_publish(ring, DEPTH, next - DEPTH, 1, 2, 0, 0);
+                break;
+            default: /* nothing */
+                break;
+            }
+        }
+        const uint32_t got = gcommi_lanes_published(&ctx, lanes);
+        TEST_CHECK(got == want, "lanes published: %d GPUs (own %d), got mask %#x, want %#x",
+                   ctx.ngpus, ctx.gpu, got, want);
+    }
+    free(lanes);
+}
+
 /* The rule that decides whether a small notified put may go inline without an acquire at its
  * target (rank_impl.h, gcommi_dirty_*): a target is dirty while the block's plain puts to it are
  * not covered by a released notification to it or by a barrier; tracked exactly for one target,
@@ -326,6 +374,7 @@ int main(int argc, char **argv)
     a.buf = (uint64_t *)malloc(BUF_WORDS * 8);
     TEST_CHECK(a.buf != NULL, "malloc");
     test_dirty_rule();
+    test_lanes_published();
     test_peek_lanes();
     if (strcmp(mode, "timeout") == 0) {
         poison(&a);
