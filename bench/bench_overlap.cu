@@ -673,7 +673,7 @@ static void usage(void)
             "  --halo-bytes    halo sent to each neighbour per iteration, multiple of 16 (default 1K)\n"
             "  --threads       threads per rank, a multiple of 32 (default 128)\n"
             "  --ranks-per-sm  ranks per SM at most (default 4; fewer if fewer are resident)\n"
-            "  --lean          the kernel compiled with GCOMM_COPY_INFLIGHT=1 (64 registers, 8 ranks per SM)\n"
+            "  --lean          the kernel compiled with GCOMM_COPY_INFLIGHT=1 (fewer registers: more ranks per SM)\n"
             "  --bounded [N]   the kernel compiled for N = 8 (default), 12 or 16 ranks of <= 128 threads\n"
             "                  per SM (at most 64, 40 or 32 registers)\n"
             "  --exchange      gcomm (default) or floor: the exchange written by hand (halo stores\n"
@@ -840,22 +840,8 @@ int main(int argc, char **argv)
                         "(and has no --lean build)\n");
         return 2;
     }
-    /* the floor's ranks store into the peer GPUs' windows and flags directly */
-    for (int g = 0; floor_x && g < b.ngpus; g++)
-        for (int k = 0; k < b.ngpus; k++) {
-            int can = 0;
-            if (k == g) continue;
-            CK(cudaDeviceCanAccessPeer(&can, b.dev[g], b.dev[k]));
-            if (!can) {
-                fprintf(stderr, "bench_overlap: --exchange floor: device %d cannot reach device "
-                                "%d\n", b.dev[g], b.dev[k]);
-                return 1;
-            }
-            CK(cudaSetDevice(b.dev[g]));
-            cudaError_t pe = cudaDeviceEnablePeerAccess(b.dev[k], 0);
-            if (pe == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-            else CK(pe);
-        }
+    /* the floor's ranks store into the peer GPUs' windows and flags directly: gcomm_init (in
+     * app_job_init) has enabled peer access between this process's GPUs, or failed */
     b.floor = floor_x;
     const void *kernel = floor_x ? overlap_kernel_floor(bounded)
                          : lean  ? overlap_kernel_lean(bounded)

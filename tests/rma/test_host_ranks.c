@@ -224,14 +224,15 @@ static void test_errors(args_t *a)
 static void test_lanes_published(void)
 {
     enum { DEPTH = 8 };
-    uint64_t *lanes = calloc((size_t)GCOMMI_MAX_GPUS * DEPTH * GCOMMI_ENTRY_WORDS, 8);
+    const size_t words = (size_t)GCOMMI_MAX_GPUS * DEPTH * GCOMMI_ENTRY_WORDS;
+    uint64_t *lanes = calloc(words, 8);
     TEST_CHECK(lanes != NULL, "lanes: out of memory");
     if (!lanes) return;
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     for (int round = 0; round < 200; round++) {
         gcomm_context_t ctx;
         memset(&ctx, 0, sizeof(ctx));
-        memset(lanes, 0, (size_t)GCOMMI_MAX_GPUS * DEPTH * GCOMMI_ENTRY_WORDS * 8);
+        memset(lanes, 0, words * 8);
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         ctx.ngpus = 1 + (int)(rng % GCOMMI_MAX_GPUS);
         ctx.gpu = (int)((rng >> 8) % (uint64_t)ctx.ngpus);

@@ -1100,6 +1100,14 @@ GCOMMI_UNROLL
     return moved;
 }
 
+/* The head entry (read position next) of lane g among the lanes from lane0 (each depth entries
+ * long), its index computed in 32 bits. */
+GCOMM_HD_INLINE const uint64_t *gcommi_lane_head(const uint64_t *lane0, int g, uint32_t depth,
+                                                 uint32_t next)
+{
+    return lane0 + ((uint32_t)g * depth + (next & (depth - 1))) * GCOMMI_ENTRY_WORDS;
+}
+
 /* Thread 0, a wait's common case taken straight (what gcommi_drain_lanes would do with it, in
  * fewer dependent instructions: a thread-0 chain is the latency of a notification, measured): the
  * peek found one lane with an entry, its head an entry that matches (win, source, tag): an inline
@@ -1126,8 +1134,7 @@ GCOMM_HD_INLINE int gcommi_take_one_t0(gcomm_context_t *ctx, const uint64_t *lan
     const int sys = g != ctx->gpu, iwin = ctx->inl_win;
     char *base = ctx->inl_base;
     if (inl) {
-        const uint64_t *head =
-            lane0 + ((uint32_t)g * depth + (next & (depth - 1))) * GCOMMI_ENTRY_WORDS; /* 32 bits */
+        const uint64_t *head = gcommi_lane_head(lane0, g, depth, next);
         uint64_t w[GCOMMI_ENTRY_WORDS], offset, payload;
         uint32_t len;
         for (int k = 0; k < GCOMMI_ENTRY_WORDS; k++) w[k] = pk->w[k];
@@ -1180,14 +1187,14 @@ GCOMM_HD_INLINE void gcommi_return_credits(gcomm_context_t *ctx)
  * second load does not wait for the first): what gcommi_progress_t0 drains. */
 GCOMM_HD_INLINE uint32_t gcommi_lanes_published(const gcomm_context_t *ctx, const uint64_t *lane0)
 {
-    const uint32_t depth = ctx->depth, mask = depth - 1;
+    const uint32_t depth = ctx->depth;
     const int n = ctx->ngpus, own = ctx->gpu;
 #if defined(__CUDA_ARCH__)
     if (n == 2) {
         const int peer = own ^ 1;
         const uint32_t no = ctx->lane_next[own], np = ctx->lane_next[peer];
-        const uint64_t *ho = lane0 + ((uint32_t)own * depth + (no & mask)) * GCOMMI_ENTRY_WORDS;
-        const uint64_t *hp = lane0 + ((uint32_t)peer * depth + (np & mask)) * GCOMMI_ENTRY_WORDS;
+        const uint64_t *ho = gcommi_lane_head(lane0, own, depth, no);
+        const uint64_t *hp = gcommi_lane_head(lane0, peer, depth, np);
         uint64_t wo, wp;
         asm volatile("ld.relaxed.sys.u64 %1, [%3];\n\t"
                      "ld.relaxed.gpu.u64 %0, [%2];"
@@ -1201,7 +1208,7 @@ GCOMM_HD_INLINE uint32_t gcommi_lanes_published(const gcomm_context_t *ctx, cons
     uint32_t hits = 0;
     for (int g = 0; g < n; g++) {
         const uint32_t next = ctx->lane_next[g];
-        const uint64_t *h = lane0 + ((uint32_t)g * depth + (next & mask)) * GCOMMI_ENTRY_WORDS;
+        const uint64_t *h = gcommi_lane_head(lane0, g, depth, next);
         hits |= (uint32_t)gcommi_lane_published(gcommi_ld_relaxed64(h, g != own), next) << g;
     }
     return hits;
