@@ -298,7 +298,8 @@ static void test_dirty_rule(void)
 
 /* The poll's look at the lanes (gcommi_lanes_peek) for jobs of 1..GCOMMI_MAX_GPUS GPUs: every own
  * GPU, every set of lanes whose head holds a published entry, read positions that wrap: the hits
- * must be exactly those lanes, the own lane's words returned whole. The GPU build runs the same
+ * must be exactly those lanes, the words handed on those of the lane named, and a take of that
+ * entry must find its payload. The GPU build runs the same
  * logic with the loads in one asm statement (notif.h); the slots of jobs of 3-4 and of 5-8 GPUs
  * are different statements, both covered here. */
 static void test_peek_lanes(void)
@@ -331,19 +332,37 @@ static void test_peek_lanes(void)
                 TEST_CHECK(pk.hits == set, "peek: %d GPUs, own %d, lanes %#x: hits %#x", ngpus,
                            own, set, pk.hits);
                 /* the lane whose words come back: the own lane's; with two GPUs, whichever
-                 * of the two the drain takes first (the lower) */
+                 * of the two the drain takes first (the lower); with more, when the own lane
+                 * has nothing, the last peer lane with an entry, its notification word alone
+                 * (its inline words marked unpublished, loaded by whoever takes it) */
                 const int own_hit = (int)(set >> own & 1u), peer = 1 - own;
-                int lane = own_hit ? own : -1;
+                int lane = own_hit ? own : -1, word_only = 0;
                 if (ngpus == 2 && (set >> peer & 1u) && (!own_hit || peer < own)) lane = peer;
+                if (ngpus > 2 && !own_hit && set != 0) {
+                    for (int g = 0; g < ngpus; g++)
+                        if (set >> g & 1u) lane = g;
+                    word_only = 1;
+                }
                 TEST_CHECK(pk.lane == lane, "peek: %d GPUs, own %d, lanes %#x: lane %d, not %d",
                            ngpus, own, set, pk.lane, lane);
-                if (pk.lane >= 0) {
+                if (pk.lane >= 0 && pk.lane < ngpus) {
+                    const uint32_t next = ctx.lane_next[pk.lane];
                     gcommi_notif_t e;
                     gcommi_notif_unpack(pk.w[0], &e);
-                    uint64_t offset, payload;
+                    TEST_CHECK(gcommi_lane_published(pk.w[0], next) && e.source == pk.lane &&
+                                   e.tag == 5 && gcommi_notif_inline(pk.w[0]),
+                               "peek: %d GPUs, own %d, lanes %#x: notification word of lane %d",
+                               ngpus, own, set, pk.lane);
+                    TEST_CHECK(gcommi_inline_ready(pk.w + 1, next) == !word_only,
+                               "peek: %d GPUs, own %d, lanes %#x: lane %d's inline words %s",
+                               ngpus, own, set, pk.lane, word_only ? "not marked" : "missing");
+                    /* what a take does with these words: loads what is missing */
+                    uint64_t w[GCOMMI_ENTRY_WORDS], offset, payload;
                     uint32_t len;
-                    gcommi_inline_unpack(pk.w + 1, &offset, &len, &payload);
-                    TEST_CHECK(e.source == pk.lane && e.tag == 5 && offset == 16 && len == 8 &&
+                    memcpy(w, pk.w, sizeof(w));
+                    gcommi_lane_take_inline(gcommi_lane_head(lanes, pk.lane, DEPTH, next), next, w,
+                                            &offset, &len, &payload, pk.lane != own);
+                    TEST_CHECK(offset == 16 && len == 8 &&
                                    payload == 0x0102030405060708ull + (uint64_t)pk.lane,
                                "peek: %d GPUs, own %d, lanes %#x: words of lane %d", ngpus, own,
                                set, pk.lane);

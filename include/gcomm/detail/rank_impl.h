@@ -902,13 +902,16 @@ typedef struct {
 
 /* gcommi_lanes_peek in a job of more than two GPUs: loads the own lane's head whole (into w) and
  * the notification word of every peer lane's head, `slots` (a constant once inlined) of them,
- * and returns the peer lanes that hold a published entry. Slot k is GPU k, or k + 1 from the own
- * GPU on; a slot without a GPU loads the first peer's head again. Without branches: with a
- * branch per slot, ptxas moved the first slot's load and its check into the first branch's
- * block, and the other slots' loads waited for it (SASS of the ping-pong kernel). */
+ * and returns the lanes that hold a published entry; *lane: the one whose head words w then
+ * holds (the own lane's when it has an entry, else the last peer lane with one; -1: none).
+ * Slot k is GPU k, or k + 1 from the own GPU on; a slot without a GPU loads the first
+ * peer's head again. Without branches: with a branch per slot, ptxas moved the first slot's
+ * load and its check into the first branch's block, and the other slots' loads waited for it
+ * (SASS of the ping-pong kernel). */
 GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uint64_t *lane0,
                                            const uint64_t *head, uint64_t w[GCOMMI_ENTRY_WORDS],
-                                           uint32_t lane_words, int slots)
+                                           uint32_t own_next, uint32_t lane_words, int slots,
+                                           int *lane)
 {
     const int own = ctx->gpu, ngpus = ctx->ngpus, first = own == 0;
     const uint32_t mask = ctx->depth - 1;
@@ -923,11 +926,31 @@ GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uin
         pa[k] = lane0 + ((uint32_t)gl * lane_words + (pn[k] & mask) * GCOMMI_ENTRY_WORDS);
     }
     gcommi_lane_load_peers(head, w, pa, pv, slots);
+    /* Without an entry in the own lane, the words handed on are a peer lane's: its notification
+     * word, and word 1 made unpublished (its seq inverted), so that whoever takes the entry
+     * loads an inline entry's words then (gcommi_lane_take_inline) and a released entry needs
+     * no load at all; the straight take (gcommi_take_one_t0) serves a peer lane that alone has
+     * an entry. Through the drain's own reload, a notification between GPUs took 1,634 of
+     * thread 0's cycles to take in a job of four, this way 298 (4x H100: 2.26 -> 1.88 us one
+     * way; bench_rma_prof, BENCHMARKS.md). */
+    const int own_hit = gcommi_lane_published(w[0], own_next);
     GCOMMI_UNROLL
     for (int k = 0; k < GCOMMI_PEER_SLOTS; k++) {
         if (k >= slots) break;
         const int g = k + (k >= own);
-        if (g < ngpus && gcommi_lane_published(pv[k], pn[k])) hits |= 1u << g;
+        if (g < ngpus && gcommi_lane_published(pv[k], pn[k])) {
+            hits |= 1u << g;
+            if (!own_hit) {
+                w[0] = pv[k];
+                *lane = g;
+            }
+        }
+    }
+    if (own_hit) {
+        hits |= 1u << own;
+        *lane = own;
+    } else {
+        w[1] = ~w[0];
     }
     return hits;
 }
@@ -941,8 +964,8 @@ GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uin
  * overlap. The own lane's head and, with one peer GPU, the peer lane's are loaded
  * whole (an inline entry's words come with its notification word); with more GPUs the peer
  * lanes' notification words alone (one register pair per peer, not four), all in the same asm
- * statement as the own head (gcommi_peek_peers), and a hit there is loaded again when it is
- * taken. */
+ * statement as the own head (gcommi_peek_peers), and a peer lane's inline words are loaded when
+ * its entry is taken. */
 GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
                                        gcommi_peek_t *pk)
 {
@@ -972,19 +995,21 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
         }
         return;
     }
-    uint32_t hits = 0;
     if (GCOMMI_UNLIKELY(ngpus > 2)) {
+        int lane = -1;
         if (ngpus <= GCOMMI_PEER_SLOTS_SMALL + 1)
-            hits = gcommi_peek_peers(ctx, lane0, head, pk->w, lane_words, GCOMMI_PEER_SLOTS_SMALL);
+            pk->hits = gcommi_peek_peers(ctx, lane0, head, pk->w, n, lane_words,
+                                         GCOMMI_PEER_SLOTS_SMALL, &lane);
         else
-            hits = gcommi_peek_peers(ctx, lane0, head, pk->w, lane_words, GCOMMI_PEER_SLOTS);
-    } else {
-        gcommi_lane_load(head, pk->w, 0);
+            pk->hits = gcommi_peek_peers(ctx, lane0, head, pk->w, n, lane_words, GCOMMI_PEER_SLOTS,
+                                         &lane);
+        pk->lane = lane;
+        return;
     }
+    gcommi_lane_load(head, pk->w, 0);
     const int own_hit = gcommi_lane_published(pk->w[0], n);
     pk->lane = own_hit ? own : -1;
-    if (own_hit) hits |= 1u << own;
-    pk->hits = hits;
+    pk->hits = (uint32_t)own_hit << own;
 }
 
 /* Thread 0: the base of this rank's part of window `win`, where inline payloads land (the last
@@ -1000,6 +1025,14 @@ GCOMM_HD_INLINE char *gcommi_inline_base(gcomm_context_t *ctx, int win)
     return ctx->inl_base;
 }
 
+/* An unaligned or odd-sized inline payload, byte by byte: out of line with the polling loops'
+ * drain (GCOMMI_POLL_FN), since its loop in every wait took registers from the common case (the
+ * lean overlap kernel's count is what sets its ranks per SM). */
+GCOMMI_POLL_FN void gcommi_inline_store_bytes(char *d, uint32_t len, uint64_t payload)
+{
+    for (uint32_t k = 0; k < len; k++) d[k] = (char)(payload >> (8 * k));
+}
+
 /* Writes an inline entry's or a released small put's payload (len <= 8 bytes) at d: one store
  * when aligned, so that a reader racing with a later put sees whole old or new words. */
 GCOMM_HD_INLINE void gcommi_inline_store(char *d, uint32_t len, uint64_t payload)
@@ -1009,7 +1042,7 @@ GCOMM_HD_INLINE void gcommi_inline_store(char *d, uint32_t len, uint64_t payload
     } else if (len == 4 && ((uintptr_t)d & 3) == 0) {
         *(uint32_t *)d = (uint32_t)payload;
     } else {
-        for (uint32_t k = 0; k < len; k++) d[k] = (char)(payload >> (8 * k));
+        gcommi_inline_store_bytes(d, len, payload);
     }
 }
 
