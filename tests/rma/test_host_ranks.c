@@ -299,9 +299,9 @@ static void test_dirty_rule(void)
 /* The poll's look at the lanes (gcommi_lanes_peek) for jobs of 1..GCOMMI_MAX_GPUS GPUs: every own
  * GPU, every set of lanes whose head holds a published entry, read positions that wrap: the hits
  * must be exactly those lanes, the words handed on those of the lane named, and a take of that
- * entry must find its payload. The GPU build runs the same
- * logic with the loads in one asm statement (notif.h); the slots of jobs of 3-4 and of 5-8 GPUs
- * are different statements, both covered here. */
+ * entry must find its payload. The GPU build runs the same logic with the loads in one asm
+ * statement (notif.h); the slots of jobs of 3-4 and of 5-8 GPUs are different statements, both
+ * covered here. */
 static void test_peek_lanes(void)
 {
     enum { DEPTH = 8 };
