@@ -274,6 +274,12 @@ static void copy_stream_unpack_long_movsb(char *dst, const char *src, size_t n)
     else copy_stream512(dst, src, n);
 }
 
+/* Packing with streaming stores on AMD: 64-byte registers where source and destination are
+ * aligned alike modulo 64, else 32-byte ones (copy_stream512's comment). On the Xeon VM
+ * (machine C, 2026-11-28, bench_pack_cpu_ceiling, three runs) 64-byte loads straddling lines cost
+ * nothing there and the 64-byte stores won at every size: lower_tri, whose rows land at every
+ * offset of the packed stream, 97% of memcpy at 256 MiB and 152% at 64 MiB against 84% and 125%
+ * with 32-byte stores; select_copies takes copy_stream512 for every block there. */
 static void copy_stream_pack(char *dst, const char *src, size_t n)
 {
     if ((((uintptr_t)dst ^ (uintptr_t)src) & 63) == 0) copy_stream512(dst, src, n);
@@ -356,11 +362,14 @@ static void select_copies(ctx_t *c, size_t bytes)
                                  : copy_movsb;
     c->streams = avx2 && bytes >= stream_min(c->pack);
     c->big = !c->streams ? c->mid
-           : avx512 && c->pack ? copy_stream_pack
+           : avx512 && c->pack ? (amd ? copy_stream_pack : copy_stream512)
            : avx512 && !amd ? (bytes < stream_min(1) ? copy_stream_unpack_long_movsb
                                                      : copy_stream512) /* unpack, Xeon */
            : copy_stream;
-    c->pf_next = c->streams && c->pack;
+    /* prefetch_next measured +5 to +10 points on the EPYC, 0 to -7 on the Xeon VM (machine C,
+     * 2026-11-28: vector_bl256 at 16 / 64 / 256 MiB 101 / 104 / 71% of memcpy with it against
+     * 107 / 110 / 74% without, blk_avx512_nt_pfn against blk_avx512_nt) */
+    c->pf_next = c->streams && c->pack && amd;
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
     c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
     c->rows_zmm = avx512 && amd && c->pack && bytes >= stream_min(1);
