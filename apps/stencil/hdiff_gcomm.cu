@@ -108,17 +108,21 @@ static __device__ int halo_put(gcomm_context_t *ctx, gcomm_win_t win, int target
  * let the compiler take ~220 registers, so that only 256 threads fit on an SM and the stencil
  * loops, latency-bound, ran at an eighth of the occupancy (H100, 2026-11-24: 1280 lines per GPU,
  * 386 us/iteration at 128 threads and 217 registers, 231 us at 512 threads and 64 registers;
- * the spills the cap causes are in the communication calls, which it barely slows; three ranks
- * per SM, 40 registers, measured no better). */
+ * the spills the cap causes are in the communication calls, which it barely slows).
+ * A second kernel is bounded to three ranks per SM (40 registers): more threads for the stencil
+ * loops, more spills in the calls. On 2x H200 (2026-11-28, 128 x nj x 26 per GPU) it won where
+ * a rank owns many lines (nj 5120: 536-539 against 563-564 us per iteration, 19 lines per rank
+ * at two per SM) and lost where the calls weigh more (nj 2560: 321 against 314 us; 320: 109
+ * against 96); --ranks-per-sm 0 (the default) takes it from HD_RPS3_LINES lines per rank on. */
 #define HD_THREADS_MAX 512
-#define HD_MIN_RANKS_PER_SM 2
+#define HD_RPS3_LINES 16
 
 /* The whole mini-app: `steps` iterations of the four stencils and three halo exchanges.
  * L is the layout of the GPU's arrays (L.lines = nj per GPU + 2). */
-__global__ void __launch_bounds__(HD_THREADS_MAX, HD_MIN_RANKS_PER_SM)
-hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *flx, double *fly,
-             const double *coeff, hd_layout_t L, int steps, hd_clock_t *clk,
-             gcomm_device_type_t halo_t, int typed)
+static __device__ __forceinline__ void
+hdiff_body(gcomm_param_t param, double *in, double *out, double *lap, double *flx, double *fly,
+           const double *coeff, hd_layout_t L, int steps, hd_clock_t *clk,
+           gcomm_device_type_t halo_t, int typed)
 {
     __shared__ gcomm_context_t ctx;
     gcomm_init(param, &ctx);
@@ -220,10 +224,27 @@ hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *
     gcomm_finish(&ctx);
 }
 
+__global__ void __launch_bounds__(HD_THREADS_MAX, 2)
+hdiff_kernel(gcomm_param_t param, double *in, double *out, double *lap, double *flx, double *fly,
+             const double *coeff, hd_layout_t L, int steps, hd_clock_t *clk,
+             gcomm_device_type_t halo_t, int typed)
+{
+    hdiff_body(param, in, out, lap, flx, fly, coeff, L, steps, clk, halo_t, typed);
+}
+
+__global__ void __launch_bounds__(HD_THREADS_MAX, 3)
+hdiff_kernel_rps3(gcomm_param_t param, double *in, double *out, double *lap, double *flx,
+                  double *fly, const double *coeff, hd_layout_t L, int steps, hd_clock_t *clk,
+                  gcomm_device_type_t halo_t, int typed)
+{
+    hdiff_body(param, in, out, lap, flx, fly, coeff, L, steps, clk, halo_t, typed);
+}
+
 /* ---- host ---- */
 
 typedef struct {
     long ni, nj, nk, steps, blocks, threads, reps, check;
+    long rps; /* --ranks-per-sm: 0 (choose), 2 or 3 */
     int typed; /* --halo typed (1) or lines (0) */
 } options_t;
 
@@ -231,12 +252,15 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [--ni N] [--nj N] [--nk N] [--steps N] [--blocks-per-gpu N] [--threads N]\n"
-            "          [--reps N] [--check 0|1] [--halo typed|lines]\n"
+            "          [--ranks-per-sm 0|2|3] [--reps N] [--check 0|1] [--halo typed|lines]\n"
             "  --ni, --nj, --nk  domain per GPU (default 128 x 320 x 26, the paper's); j is split\n"
             "  --steps           iterations (default 100)\n"
             "  --blocks-per-gpu  ranks per GPU; 0: as many as are resident, at most nj\n"
             "                    (default 0)\n"
             "  --threads         threads per block, at most 512 (default 512)\n"
+            "  --ranks-per-sm    the kernel bounded to 2 (64 registers) or 3 (40) ranks of 512\n"
+            "                    threads per SM; 0: 3 where a rank would own >= 16 lines at 2 per\n"
+            "                    SM, else 2 (default 0)\n"
             "  --reps            timed launches after one warm-up, median reported (default 3)\n"
             "  --check           compare with the serial CPU reference (default 1)\n"
             "  --halo            typed: one typed notified put per halo (default); lines: the\n"
@@ -251,6 +275,7 @@ static void parse(int argc, char **argv, options_t *o)
     o->nk = 26;
     o->steps = 100;
     o->blocks = 0;
+    o->rps = 0;
     o->threads = HD_THREADS_MAX;
     o->reps = 3;
     o->check = 1;
@@ -267,6 +292,7 @@ static void parse(int argc, char **argv, options_t *o)
             app_opt_long(argc, argv, &i, "--steps", &o->steps) ||
             app_opt_long(argc, argv, &i, "--blocks-per-gpu", &o->blocks) ||
             app_opt_long(argc, argv, &i, "--threads", &o->threads) ||
+            app_opt_long(argc, argv, &i, "--ranks-per-sm", &o->rps) ||
             app_opt_long(argc, argv, &i, "--reps", &o->reps) ||
             app_opt_long(argc, argv, &i, "--check", &o->check))
             continue;
@@ -282,6 +308,7 @@ static void parse(int argc, char **argv, options_t *o)
     else if (o->blocks > o->nj)
         bad = "--blocks-per-gpu must not exceed --nj (a rank owns >= 1 line)";
     else if (o->threads < 1 || o->threads > HD_THREADS_MAX) bad = "--threads must be 1..512";
+    else if (o->rps != 0 && o->rps != 2 && o->rps != 3) bad = "--ranks-per-sm must be 0, 2 or 3";
     else if (o->reps < 1) bad = "--reps must be at least 1";
     if (bad) {
         fprintf(stderr, "%s\n", bad);
@@ -305,23 +332,33 @@ int main(int argc, char **argv)
         GCOMM_CHECK(app_job_finalize(&job));
         return APP_SKIP;
     }
-    const void *kernel = gcomm_kernel(hdiff_kernel);
-    if (kernel == NULL) {
+    const void *kernel2 = gcomm_kernel(hdiff_kernel), *kernel3 = gcomm_kernel(hdiff_kernel_rps3);
+    if (kernel2 == NULL || kernel3 == NULL) {
         fprintf(stderr, "hdiff_gcomm: the CUDA runtime does not know the kernel\n");
         return 1;
     }
+    /* The resident ranks of a kernel on the smallest GPU of the job. */
+    int resident[4] = {0, 0, 0, 0};
+    for (int k = 2; k <= 3; k++) {
+        int least = 1 << 30;
+        for (int g = 0; g < ngpus; g++) {
+            int b = 0;
+            GCOMM_CHECK(gcomm_launch_max_blocks(k == 2 ? kernel2 : kernel3, (int)o.threads, 0, g,
+                                                &b));
+            if (b < least) least = b;
+        }
+        resident[k] = (int)app_job_min_long(&job, least); /* every GPU of the job runs as many */
+    }
+    /* --ranks-per-sm 0: the three-rank kernel where a rank would own HD_RPS3_LINES lines or more
+     * at two per SM (where the stencil loops outweigh the calls' spills) */
+    const long rps = o.rps ? o.rps : o.nj >= (long)HD_RPS3_LINES * resident[2] ? 3 : 2;
+    const void *kernel = rps == 3 ? kernel3 : kernel2;
     /* 0: as many ranks as are resident at once on the smallest GPU (they wait for each other),
      * but at least one line each. */
     int blocks = (int)o.blocks;
     if (blocks == 0) {
-        blocks = 1 << 30;
-        for (int g = 0; g < ngpus; g++) {
-            int b = 0;
-            GCOMM_CHECK(gcomm_launch_max_blocks(kernel, (int)o.threads, 0, g, &b));
-            if (b < blocks) blocks = b;
-        }
+        blocks = resident[rps];
         if (blocks > o.nj) blocks = (int)o.nj;
-        blocks = (int)app_job_min_long(&job, blocks); /* every GPU of the job runs as many */
     }
 
     const long nj_global = o.nj * job.ngpus;
@@ -332,9 +369,9 @@ int main(int argc, char **argv)
     const size_t gpu_elems = hd_plane(Lg) * (size_t)o.nk, gpu_bytes = gpu_elems * sizeof(double);
     if (root)
         printf("hdiff_gcomm (horizontal diffusion, one kernel, notified puts): %d GPU(s) x %d "
-               "ranks of %ld threads%s; domain %ld x %ld x %ld (ni x nj x nk, %ld x %ld x %ld per "
-               "GPU), %ld steps, %s\n",
-               job.ngpus, blocks, o.threads, job.mpi ? ", one process per GPU" : "", o.ni,
+               "ranks of %ld threads (kernel for %ld per SM)%s; domain %ld x %ld x %ld (ni x nj x "
+               "nk, %ld x %ld x %ld per GPU), %ld steps, %s\n",
+               job.ngpus, blocks, o.threads, rps, job.mpi ? ", one process per GPU" : "", o.ni,
                nj_global, o.nk, o.ni, o.nj, o.nk, o.steps,
                o.typed ? "one typed put per halo" : "one put per halo line");
 
