@@ -316,6 +316,19 @@ static void parse(int argc, char **argv, options_t *o)
     }
 }
 
+/* How many ranks of `kernel` are resident at once on the smallest GPU of the job (collective over
+ * the job's processes: every GPU of the job runs as many). */
+static int resident_ranks(const void *kernel, int threads, app_job_t *job)
+{
+    int least = 1 << 30;
+    for (int g = 0; g < job->nlocal; g++) {
+        int b = 0;
+        GCOMM_CHECK(gcomm_launch_max_blocks(kernel, threads, 0, g, &b));
+        if (b < least) least = b;
+    }
+    return (int)app_job_min_long(job, least);
+}
+
 int main(int argc, char **argv)
 {
     options_t o;
@@ -337,27 +350,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "hdiff_gcomm: the CUDA runtime does not know the kernel\n");
         return 1;
     }
-    /* The resident ranks of a kernel on the smallest GPU of the job. */
-    int resident[4] = {0, 0, 0, 0};
-    for (int k = 2; k <= 3; k++) {
-        int least = 1 << 30;
-        for (int g = 0; g < ngpus; g++) {
-            int b = 0;
-            GCOMM_CHECK(gcomm_launch_max_blocks(k == 2 ? kernel2 : kernel3, (int)o.threads, 0, g,
-                                                &b));
-            if (b < least) least = b;
-        }
-        resident[k] = (int)app_job_min_long(&job, least); /* every GPU of the job runs as many */
-    }
     /* --ranks-per-sm 0: the three-rank kernel where a rank would own HD_RPS3_LINES lines or more
-     * at two per SM (where the stencil loops outweigh the calls' spills) */
-    const long rps = o.rps ? o.rps : o.nj >= (long)HD_RPS3_LINES * resident[2] ? 3 : 2;
+     * at two per SM (where the stencil loops outweigh the calls' spills). Every process of the
+     * job takes the same branches (same options), so the collective in resident_ranks matches. */
+    const long rps = o.rps ? o.rps
+                     : o.nj >= (long)HD_RPS3_LINES * resident_ranks(kernel2, (int)o.threads, &job)
+                         ? 3
+                         : 2;
     const void *kernel = rps == 3 ? kernel3 : kernel2;
     /* 0: as many ranks as are resident at once on the smallest GPU (they wait for each other),
      * but at least one line each. */
     int blocks = (int)o.blocks;
     if (blocks == 0) {
-        blocks = resident[rps];
+        blocks = resident_ranks(kernel, (int)o.threads, &job);
         if (blocks > o.nj) blocks = (int)o.nj;
     }
 

@@ -230,8 +230,9 @@ __attribute__((target("avx2"))) static void copy_stream(char *dst, const char *s
     copy_vec(dst + i, src + i, n - i);
 }
 
-/* copy_stream with 64-byte registers, for packing where AVX-512 exists and the source is aligned
- * to the destination modulo 64 (then no 64-byte load straddles two lines), else copy_stream.
+/* copy_stream with 64-byte registers: for packing on AMD where the source is aligned to the
+ * destination modulo 64 (then no 64-byte load straddles two lines; else copy_stream), and for
+ * every streaming pack off AMD (copy_stream_pack's comment).
  * bench_pack_cpu_ceiling measured streaming 64-byte stores 5-9 points of memcpy above 32-byte
  * ones for vector_bl256 at 16 MiB (94-100% against 88-91%), whose blocks are mutually aligned,
  * but 5-10 points below them for lower_tri (91% against 96% at 16 MiB), whose rows land at every
@@ -402,7 +403,7 @@ static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 
  * 0.6-0.9x MPI_Pack at 1-16 MiB, against 1.0x with memcpy. */
 #define GCOMMI_MID_MIN 1024
 
-/* Gathering blocks from memory (a pack of stream_min(1) bytes or more), the first
+/* Gathering blocks from memory (a pack of stream_min(1) bytes or more) on AMD, the first
  * GCOMMI_PF_NEXT bytes of the next block are prefetched before the current block is copied. The
  * hardware prefetchers learn each block anew (vector_bl256: a new 4 KiB page every block), so
  * without it the first lines of every block come on demand, one after the other. Measured on the
