@@ -748,16 +748,25 @@ GCOMMI_DEV int gcomm_win_free(gcomm_context_t *ctx, gcomm_win_t *win)
  * anything looks at the key: written as plain loads, the compiler issued the value's loads only
  * after the key had compared equal (two shared-memory latencies before a put's reservation
  * instead of one). Volatile so that they are not moved behind that branch; no memory clobber,
- * so that they order nothing else. */
+ * so that they order nothing else. Shared-memory loads where the context is in shared memory
+ * (as device.cuh shows it; the test folds away once inlined): the generic loads an asm
+ * statement otherwise has to use made a notified put 0.01-0.02 us slower (2x H200). */
 GCOMM_HD_INLINE gcommi_rcache_t gcommi_rcache_get(const gcomm_context_t *ctx, int c)
 {
 #if defined(__CUDA_ARCH__)
     gcommi_rcache_t r;
     const gcommi_rcache_t *e = &ctx->rcache[c];
     uint64_t a0, a1, b0, b1, c0, c1;
-    asm volatile("ld.v2.u64 {%0, %1}, [%2];" : "=l"(a0), "=l"(a1) : "l"(e));
-    asm volatile("ld.v2.u64 {%0, %1}, [%2+16];" : "=l"(b0), "=l"(b1) : "l"(e));
-    asm volatile("ld.v2.u64 {%0, %1}, [%2+32];" : "=l"(c0), "=l"(c1) : "l"(e));
+    if (__isShared(e)) {
+        const uint32_t sa = (uint32_t)__cvta_generic_to_shared(e);
+        asm volatile("ld.shared.v2.u64 {%0, %1}, [%2];" : "=l"(a0), "=l"(a1) : "r"(sa));
+        asm volatile("ld.shared.v2.u64 {%0, %1}, [%2+16];" : "=l"(b0), "=l"(b1) : "r"(sa));
+        asm volatile("ld.shared.v2.u64 {%0, %1}, [%2+32];" : "=l"(c0), "=l"(c1) : "r"(sa));
+    } else {
+        asm volatile("ld.v2.u64 {%0, %1}, [%2];" : "=l"(a0), "=l"(a1) : "l"(e));
+        asm volatile("ld.v2.u64 {%0, %1}, [%2+16];" : "=l"(b0), "=l"(b1) : "l"(e));
+        asm volatile("ld.v2.u64 {%0, %1}, [%2+32];" : "=l"(c0), "=l"(c1) : "l"(e));
+    }
     r.win = (int32_t)(uint32_t)a0;
     r.target = (int32_t)(uint32_t)(a0 >> 32);
     r.tw = (int32_t)(uint32_t)a1;
@@ -955,7 +964,20 @@ GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uin
     return hits;
 }
 
-/* Thread 0: looks at the head entry of every lane into this rank once; lane0 is
+/* Polls of the lanes a wait makes between two looks at the clock and the abort word: on the GPU
+ * they run in gcommi_lanes_peek's loop, where the heads' addresses and read positions stay in
+ * registers (each poll of the wait's loop read them from the shared context again: three
+ * dependent shared-memory loads before every poll's global loads, a longer poll period, and a
+ * notification waits on average half a period to be seen); on the host one poll per trip, since
+ * a host rank lets the others run after every miss. */
+#if defined(__CUDA_ARCH__)
+#define GCOMMI_WAIT_POLLS 32
+#else
+#define GCOMMI_WAIT_POLLS 1
+#endif
+
+/* Thread 0: looks at the head entry of every lane into this rank, up to `polls` times until one
+ * is published (a job of more than two GPUs: once); lane0 is
  * gcommi_ctx_lane_ring(ctx, 0), the lanes from the source GPUs following it `depth` entries
  * apart: a wait computes it once, so that an empty poll, which it repeats until its
  * notifications come, does not recompute the lanes' addresses from the shared context. Relaxed
@@ -967,7 +989,7 @@ GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uin
  * statement as the own head (gcommi_peek_peers), and a peer lane's inline words are loaded when
  * its entry is taken. */
 GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_t *lane0,
-                                       gcommi_peek_t *pk)
+                                       gcommi_peek_t *pk, int polls)
 {
     const uint32_t depth = ctx->depth, mask = depth - 1;
     /* word offsets in 32 bits (GCOMMI_MAX_GPUS lanes of GCOMMI_DEPTH_MAX entries are 2^20
@@ -984,12 +1006,15 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
          * clobber would order a shared-memory read written after it behind it) */
         const int peer = 1 - own;
         const uint32_t np = ctx->lane_next[peer];
+        const uint64_t *phead =
+            lane0 + ((uint32_t)peer * lane_words + (np & mask) * GCOMMI_ENTRY_WORDS);
         uint64_t pw[GCOMMI_ENTRY_WORDS];
-        gcommi_lane_load_two(
-            head, pk->w,
-            lane0 + ((uint32_t)peer * lane_words + (np & mask) * GCOMMI_ENTRY_WORDS), pw);
-        const int own_hit = gcommi_lane_published(pk->w[0], n);
-        const int peer_hit = gcommi_lane_published(pw[0], np);
+        int own_hit, peer_hit;
+        do {
+            gcommi_lane_load_two(head, pk->w, phead, pw);
+            own_hit = gcommi_lane_published(pk->w[0], n);
+            peer_hit = gcommi_lane_published(pw[0], np);
+        } while (!(own_hit | peer_hit) && --polls > 0);
         pk->hits = (uint32_t)own_hit << own | (uint32_t)peer_hit << peer;
         pk->lane = own_hit ? own : -1;
         if (peer_hit && (!own_hit || peer < own)) { /* drain takes the peer lane first */
@@ -1009,8 +1034,11 @@ GCOMM_HD_INLINE void gcommi_lanes_peek(const gcomm_context_t *ctx, const uint64_
         pk->lane = lane;
         return;
     }
-    gcommi_lane_load(head, pk->w, 0);
-    const int own_hit = gcommi_lane_published(pk->w[0], n);
+    int own_hit;
+    do {
+        gcommi_lane_load(head, pk->w, 0);
+        own_hit = gcommi_lane_published(pk->w[0], n);
+    } while (!own_hit && --polls > 0);
     pk->lane = own_hit ? own : -1;
     pk->hits = (uint32_t)own_hit << own;
 }
@@ -1197,7 +1225,7 @@ GCOMM_HD_INLINE uint32_t gcommi_drain_from(gcomm_context_t *ctx, const uint64_t 
                                            int source, int tag, uint32_t *need)
 {
     gcommi_peek_t pk;
-    gcommi_lanes_peek(ctx, lane0, &pk);
+    gcommi_lanes_peek(ctx, lane0, &pk, 1);
     return pk.hits ? gcommi_drain_lanes(ctx, win, source, tag, need, &pk) : 0;
 }
 
@@ -1332,9 +1360,9 @@ GCOMM_HD_INLINE int gcommi_wait_credit(gcomm_context_t *ctx, const uint32_t *con
  * credit unless `seen`, the credit count loaded when the slot was reserved, covers the slot
  * (usually enough). */
 GCOMM_HD_INLINE int gcommi_slot_credit_t0(gcomm_context_t *ctx, int tw, uint32_t slot,
-                                          uint32_t seen, int sys, int win, int tag)
+                                          uint32_t seen, uint32_t depth, int sys, int win, int tag)
 {
-    if ((uint32_t)(slot - seen) < ctx->depth) return GCOMM_SUCCESS;
+    if ((uint32_t)(slot - seen) < depth) return GCOMM_SUCCESS;
     return gcommi_wait_credit(ctx, gcommi_ctx_consumed(ctx, ctx->gpu, tw), slot, sys, win, tag,
                               tw);
 }
@@ -1348,7 +1376,7 @@ GCOMM_HD_INLINE int gcommi_publish_t0(gcomm_context_t *ctx, int target_world, ui
 {
     int tgpu = gcommi_ctx_gpu_of_rank(ctx, target_world);
     const int sys = tgpu != ctx->gpu;
-    int st = gcommi_slot_credit_t0(ctx, target_world, slot, seen, sys, win, tag);
+    int st = gcommi_slot_credit_t0(ctx, target_world, slot, seen, ctx->depth, sys, win, tag);
     if (st) return st;
     uint64_t *ring = gcommi_ctx_ring(ctx, tgpu, target_world - ctx->rank_base[tgpu], ctx->gpu);
     gcommi_lane_publish(ring, ctx->depth, slot, ctx->rank, tag, win, sys);
@@ -1561,6 +1589,11 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
     GCOMMI_PROF_MARK(2);
     /* nothing fails from here on (but a timeout waiting for credit, which stops the launch) */
     const int tw = r.tw;
+    /* what the publish needs besides the slot, in registers before the reservation's atomic
+     * returns: read after it, each was a shared-memory latency after the atomic's (the inline
+     * decision's asm statements, which clobber memory, made the compiler load them again) */
+    const uint32_t depth = ctx->depth;
+    const int32_t me = ctx->rank;
     const uint32_t slot = gcommi_lane_reserve(r.tail);
     const uint32_t seen = gcommi_credit_seen_t0(ctx, tw);
     /* the payload is loaded now, beside the reservation (origin bytes beyond `bytes` are not
@@ -1583,20 +1616,23 @@ GCOMM_HD_INLINE int gcommi_put_small_t0(gcomm_context_t *ctx, gcomm_win_t win, i
         if (gcommi_inline_taken(ctx, ctx->inl_target)) ctx->inl_target = -1;
         else inl = 0;
     }
-    ctx->credit_slot = slot;
     GCOMMI_PROF_MARK(4);
     if (inl) {
         const int sys = r.sys;
         uint64_t *ring = r.ring;
-        st = gcommi_slot_credit_t0(ctx, tw, slot, seen, sys, win, tag);
+        /* the first use of the atomic's result is this compare (a store of it to the context
+         * before the publish would be one more instruction that waits for it) */
+        st = gcommi_slot_credit_t0(ctx, tw, slot, seen, depth, sys, win, tag);
+        ctx->credit_slot = slot;
         if (st) return st; /* the launch stops: the slot stays empty */
-        gcommi_lane_publish_inline(ring, ctx->depth, slot, ctx->rank, tag, win, offset,
-                                   (uint32_t)bytes, payload, sys);
+        gcommi_lane_publish_inline(ring, depth, slot, me, tag, win, offset, (uint32_t)bytes,
+                                   payload, sys);
         ctx->inl_target = tw;
         ctx->inl_end = slot + 1;
         GCOMMI_PROF_MARK(5);
         return GCOMM_SUCCESS;
     }
+    ctx->credit_slot = slot;
     if (ctx->inl_target == tw) st = gcommi_inline_confirm_t0(ctx, GCOMMI_OP_PUT, win);
     /* as the target writes an inline entry's payload: one store when aligned, so that a reader
      * racing with a later put to the same bytes sees the old value or the new one, never a mix
@@ -1836,7 +1872,7 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
     const uint64_t *lane0 = gcommi_ctx_lane_ring(ctx, 0); /* once, not on every poll */
     while (need) {
         gcommi_peek_t pk;
-        gcommi_lanes_peek(ctx, lane0, &pk);
+        gcommi_lanes_peek(ctx, lane0, &pk, GCOMMI_WAIT_POLLS);
         if (pk.hits) {
             GCOMMI_PROF_MARK(12);
             uint32_t moved;
@@ -1853,9 +1889,10 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
             }
         }
         gcommi_poll_idle(++idle); /* a host rank lets the others run */
-        ++spins;
-        /* nothing new: the clock, the abort word and the credits only now and then, and not at
-         * the first miss: a notification that arrives meanwhile would wait for them */
+        spins += GCOMMI_WAIT_POLLS;
+        /* nothing new: the clock, the abort word and the credits only now and then (every 32
+         * polls), and not at the first miss: a notification that arrives meanwhile would wait
+         * for them */
         if ((spins & 31) != 0) continue;
         gcommi_return_credits(ctx);
         if (start == 0) start = gcommi_now_ns();
