@@ -964,14 +964,17 @@ GCOMM_HD_INLINE uint32_t gcommi_peek_peers(const gcomm_context_t *ctx, const uin
     return hits;
 }
 
-/* Polls of the lanes a wait makes between two looks at the clock and the abort word: on the GPU
- * they run in gcommi_lanes_peek's loop, where the heads' addresses and read positions stay in
- * registers (each poll of the wait's loop read them from the shared context again: three
- * dependent shared-memory loads before every poll's global loads, a longer poll period, and a
+/* Empty polls of a wait between two looks at the clock, the abort word and its credits. */
+#define GCOMMI_CHECK_POLLS 32
+
+/* Polls of the lanes per trip of a wait's loop: on the GPU all of GCOMMI_CHECK_POLLS run in
+ * gcommi_lanes_peek's loop, where the heads' addresses and read positions stay in registers
+ * (each poll of the wait's loop read them from the shared context again: three dependent
+ * shared-memory loads before every poll's global loads, a longer poll period, and a
  * notification waits on average half a period to be seen); on the host one poll per trip, since
  * a host rank lets the others run after every miss. */
 #if defined(__CUDA_ARCH__)
-#define GCOMMI_WAIT_POLLS 32
+#define GCOMMI_WAIT_POLLS GCOMMI_CHECK_POLLS
 #else
 #define GCOMMI_WAIT_POLLS 1
 #endif
@@ -1890,10 +1893,10 @@ GCOMM_HD_INLINE int gcommi_wait_t0(gcomm_context_t *ctx, gcomm_win_t win, int so
         }
         gcommi_poll_idle(++idle); /* a host rank lets the others run */
         spins += GCOMMI_WAIT_POLLS;
-        /* nothing new: the clock, the abort word and the credits only now and then (every 32
-         * polls), and not at the first miss: a notification that arrives meanwhile would wait
-         * for them */
-        if ((spins & 31) != 0) continue;
+        /* nothing new: the clock, the abort word and the credits only now and then (every
+         * GCOMMI_CHECK_POLLS polls), and not at the first miss: a notification that arrives
+         * meanwhile would wait for them */
+        if (spins % GCOMMI_CHECK_POLLS != 0) continue;
         gcommi_return_credits(ctx);
         if (start == 0) start = gcommi_now_ns();
         int st = gcommi_poll_check(ctx, start, GCOMMI_OP_WAIT, win, -1);
