@@ -29,6 +29,8 @@
  *                   block's start, here a page boundary: rd_only_desc below reads that way)
  *   blk_avx2_nt_descpf pack only: blk_avx2_nt_desc prefetching the last --pf-next bytes of the
  *                   next block before each block
+ *   rd_only, rd_only_desc, wr_only   bounds: the read or the write half of the copy alone
+ *   gapless         bound: blk_avx2 with the typed side's blocks abutting (the gaps' cost)
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
  * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
  * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
@@ -661,6 +663,36 @@ TGT_AVX2 static int op_wr_only_unpack(void *arg)
     _mm_sfence();
     return 0;
 }
+
+/* gapless: blk_avx2 with the typed side's blocks abutting (each block where the previous one
+ * ended, not g->stride after it): the same loop, the same block lengths and the same bytes moved,
+ * only without the shape's gaps. What it gains over blk_avx2 is what the gaps themselves cost
+ * the memory system (a new page and a new prefetch stream at every block, lines fetched past a
+ * block's end), which no loop over the shape's addresses avoids. Output not checked: it lands
+ * elsewhere than the shape's blocks. */
+TGT_AVX2 static int op_gapless_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    const char *t = (const char *)b->src;
+    char *p = (char *)b->out;
+    size_t len = g->len0;
+    for (size_t i = 0; i < g->nblocks; i++, t += len, p += len, len += g->inc)
+        cp_avx2(p, t, len);
+    return 0;
+}
+
+TGT_AVX2 static int op_gapless_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    char *t = (char *)b->dst;
+    const char *p = (const char *)b->out;
+    size_t len = g->len0;
+    for (size_t i = 0; i < g->nblocks; i++, t += len, p += len, len += g->inc)
+        cp_avx2(t, p, len);
+    return 0;
+}
 #endif
 
 /* The ceiling: one memcpy of the packed byte count, in the operation's direction. */
@@ -724,6 +756,7 @@ static const variant_t variants[] = {
     {"rd_only", op_rd_only_pack, op_rd_only_unpack, "avx2", 1},
     {"rd_only_desc", op_rd_only_desc_pack, op_rd_only_desc_unpack, "avx2", 1},
     {"wr_only", op_wr_only_pack, op_wr_only_unpack, "avx2", 1},
+    {"gapless", op_gapless_pack, op_gapless_unpack, "avx2", 1},
 #endif
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };

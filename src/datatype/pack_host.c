@@ -47,6 +47,7 @@ typedef struct {
  * 64 MiB 4.12-4.20 / 3.35-3.36: 16 there, 8 on AMD. */
 #define GCOMMI_TILE_AMD 8
 #define GCOMMI_TILE_OTHER 16
+#define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
@@ -72,6 +73,7 @@ static inline void copy_small(char *dst, const char *src, size_t n)
 #undef GCOMMI_COPY_PAIR
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 /* 32 and 128 bytes through 32-byte unaligned loads and stores (the loads of 128 first). */
 __attribute__((target("avx2"))) static inline void move32_avx2(char *dst, const char *src)
@@ -345,22 +347,37 @@ static size_t stream_min(int pack)
     return v;
 }
 
+/* The CPU family as cpuid leaf 1 reports it (base family plus extended family): 0x19 for Zen 3
+ * and Zen 4, 0x1a for Zen 5. */
+static unsigned cpu_family(void)
+{
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    unsigned base = (eax >> 8) & 0xf;
+    return base == 0xf ? base + ((eax >> 20) & 0xff) : base;
+}
+
 /* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
- * packing on AMD, copy_unpack_lines when unpacking on AMD with AVX-512, rep movsb otherwise. On
- * the EPYC copy_vec packed 5-10 points of memcpy above rep movsb (copy_vec's comment); on the
- * Xeon VM rep movsb, which its glibc also takes from 2112 bytes, packed lower_tri 5-7 points
- * above copy_vec at 1-16 MiB (94 against 87 at 4 MiB) and copy_vec left gcomm_pack at
- * 0.89-0.94x MPI_Pack there. */
+ * packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on other AMD with
+ * AVX-512 (Zen 5), rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of memcpy above
+ * rep movsb (copy_vec's comment); on the Xeon VM rep movsb, which its glibc also takes from 2112
+ * bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87 at 4 MiB) and
+ * copy_vec left gcomm_pack at 0.89-0.94x MPI_Pack there. On the Zen 4 VM (machine D, 2026-11-28,
+ * bench_pack_cpu, two alternating rounds) rep movsb is slow for blocks that do not start a line:
+ * unpacking lower_tri at 1-4 MiB with copy_unpack_lines reached 76-79% of memcpy (1.01-1.05x
+ * MPI_Unpack), with copy_vec 84-86% (1.08-1.18x); vector_bl256 (line-aligned blocks) the same
+ * within noise. */
 static void select_copies(ctx_t *c, size_t bytes)
 {
-    static int avx2 = -1, avx512 = -1, amd = -1;
+    static int avx2 = -1, avx512 = -1, amd = -1, zen4 = -1;
     if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (amd < 0) amd = __builtin_cpu_is("amd") ? 1 : 0;
-    c->mid = !avx2             ? copy_plain
-             : c->pack && amd    ? copy_vec
-             : avx512 && amd     ? copy_unpack_lines
-                                 : copy_movsb;
+    if (zen4 < 0) zen4 = amd && avx512 && cpu_family() == 0x19; /* Zen 3 has no AVX-512 */
+    c->mid = !avx2                    ? copy_plain
+             : (c->pack && amd) || zen4 ? copy_vec
+             : avx512 && amd            ? copy_unpack_lines
+                                        : copy_movsb;
     c->streams = avx2 && bytes >= stream_min(c->pack);
     c->big = !c->streams ? c->mid
            : avx512 && c->pack ? (amd ? copy_stream_pack : copy_stream512)
@@ -374,6 +391,25 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
     c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
     c->rows_zmm = avx512 && amd && c->pack && bytes >= stream_min(1);
+    /* Zen 4 executes a 64-byte move as two 32-byte halves and walks pages differently from Zen 5.
+     * bench_pack_cpu on the Zen 4 VM (machine D, 2026-11-28, alternating rounds, x MPI_Pack):
+     * - packs from stream_min(1): 128-byte rows by rows_vec instead of rows_zmm128 (vector_bl16
+     *   0.91-0.98x -> 1.00-1.07x at 16-256 MiB) and rows of up to 992 bytes by rows_vec instead of
+     *   one memcpy each (subarray4d's 256- and 512-byte rows 0.88-0.95x -> 1.01-1.11x at 16-64
+     *   MiB); operations in the cache keep the AMD rows (rows_vec for 256- and 512-byte rows
+     *   there: subarray4d unpack at 1-4 MiB 0.93-1.04x against 0.94-1.01x, a tie);
+     * - transposing tiles of 16 rows from GCOMMI_TILE_WIDE_MIN bytes: at 64 / 256 MiB pack 2.68 /
+     *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
+     *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
+     *   1449 pages, of a 64 MiB one 2897, near the 3072 entries of Zen 4's L2 TLB: beyond, a wider
+     *   tile uses each page walk for two lines). */
+    if (zen4) {
+        if (c->pack && bytes >= stream_min(1)) {
+            c->rows_zmm = 0;
+            c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
+        }
+        if (bytes >= GCOMMI_TILE_WIDE_MIN) c->tile = GCOMMI_TILE_OTHER;
+    }
 }
 #define GCOMMI_STREAM_FENCE() _mm_sfence()
 #else
