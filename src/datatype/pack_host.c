@@ -454,6 +454,37 @@ static inline void prefetch_next(const char *p, size_t n)
     for (size_t o = 0; o < n; o += 64) __builtin_prefetch(p + o, 0, 3);
 }
 
+#if defined(__x86_64__)
+/* A streaming pack on AMD of count blocks of `size` bytes at mem, mem + stride, ... where p, mem,
+ * size and stride are all multiples of 64 (every block whole lines on both sides): the block loop
+ * and copy_stream512's loop in one function, the next block prefetched before each one, as the
+ * best loop of bench_pack_cpu_ceiling (blk_avx512_nt_pfn) does. Through copy_stream_pack per
+ * block, the same loads, stores and prefetches packed vector_bl256 at 64 MiB at 77-81% of memcpy
+ * against 84-92% for that loop; this function reaches 86-94% (Zen 4 VM, machine D, 2026-11-28,
+ * four alternating runs); where the points went is not known (BENCHMARKS.md, machine D). */
+__attribute__((target("avx512f"))) static void strided_stream512_pf(char *p, const char *mem,
+                                                                   int64_t size, int64_t stride,
+                                                                   int64_t count)
+{
+    for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
+        if (b + 1 < count) prefetch_next(mem + stride, (size_t)size);
+        int64_t i = 0;
+        for (; i + 256 <= size; i += 256) {
+            __m512i x0 = _mm512_loadu_si512((const void *)(mem + i));
+            __m512i x1 = _mm512_loadu_si512((const void *)(mem + i + 64));
+            __m512i x2 = _mm512_loadu_si512((const void *)(mem + i + 128));
+            __m512i x3 = _mm512_loadu_si512((const void *)(mem + i + 192));
+            _mm512_stream_si512((void *)(p + i), x0);
+            _mm512_stream_si512((void *)(p + i + 64), x1);
+            _mm512_stream_si512((void *)(p + i + 128), x2);
+            _mm512_stream_si512((void *)(p + i + 192), x3);
+        }
+        for (; i < size; i += 64)
+            _mm512_stream_si512((void *)(p + i), _mm512_loadu_si512((const void *)(mem + i)));
+    }
+}
+#endif
+
 /* The copy for a block of n bytes. */
 static inline copy_fn_t copy_for(const ctx_t *c, size_t n)
 {
@@ -531,6 +562,14 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
             else
                 for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * size, (size_t)size);
         } else if (c->pack && c->pf_next) {
+#if defined(__x86_64__)
+            if (f == copy_stream_pack && ((((uintptr_t)p | (uintptr_t)mem) | (uint64_t)size |
+                                           (uint64_t)stride) & 63) == 0) {
+                strided_stream512_pf(p, mem, size, stride, count);
+                c->packed = p + count * size;
+                return;
+            }
+#endif
             for (int64_t i = 0; i < count; i++) {
                 if (i + 1 < count) prefetch_next(mem + (i + 1) * stride, (size_t)size);
                 f(p + i * size, mem + i * stride, (size_t)size);

@@ -167,14 +167,17 @@ static void check_shape(const char *name, gcomm_datatype t, size_t count, const 
     size_t size = 0;
     TEST_OK(gcomm_pack_size(count, t, &size));
     TEST_CHECK(size == l->packed, "%s: gcomm_pack_size %zu, reference %zu", name, size, l->packed);
-    /* the typed buffers `shift` bytes past a page (malloc's large buffers are 16 past one; the
-     * engine takes other copies for blocks that begin whole cache lines) */
-    void *typed_base = NULL, *back_base = NULL;
+    /* the typed and packed buffers `shift` bytes past a page (malloc's large buffers are 16 past
+     * one; the engine takes other copies for blocks that begin whole cache lines, and a pack
+     * whose packed lines line up with the typed ones as well takes another) */
+    void *typed_base = NULL, *back_base = NULL, *packed_base = NULL;
     if (posix_memalign(&typed_base, 4096, l->span + shift) != 0) typed_base = NULL;
     if (posix_memalign(&back_base, 4096, l->span + shift) != 0) back_base = NULL;
+    if (posix_memalign(&packed_base, 4096, l->packed + shift) != 0) packed_base = NULL;
     unsigned char *typed = typed_base ? (unsigned char *)typed_base + shift : NULL,
                   *back = back_base ? (unsigned char *)back_base + shift : NULL,
-                  *packed = malloc(l->packed), *ref = malloc(l->packed),
+                  *packed = packed_base ? (unsigned char *)packed_base + shift : NULL,
+                  *ref = malloc(l->packed),
                   *back_ref = malloc(l->span);
     TEST_CHECK(typed && packed && ref && back && back_ref, "%s: out of memory", name);
     if (gcommt_failures != failures) goto out;
@@ -213,7 +216,7 @@ static void check_shape(const char *name, gcomm_datatype t, size_t count, const 
                l->packed, l->n, shift);
 out:
     free(typed_base);
-    free(packed);
+    free(packed_base);
     free(ref);
     free(back_base);
     free(back_ref);
