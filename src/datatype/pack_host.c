@@ -232,6 +232,26 @@ __attribute__((target("avx2"))) static void copy_stream(char *dst, const char *s
     copy_vec(dst + i, src + i, n - i);
 }
 
+/* n bytes, a multiple of 64, to a 64-byte aligned dst: 64-byte loads, streaming stores. Inlined
+ * into both of its callers (strided_stream512_pf's comment says why that matters). */
+__attribute__((target("avx512f"), always_inline)) static inline void
+stream512_lines(char *dst, const char *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)(src + i));
+        __m512i b = _mm512_loadu_si512((const void *)(src + i + 64));
+        __m512i x = _mm512_loadu_si512((const void *)(src + i + 128));
+        __m512i y = _mm512_loadu_si512((const void *)(src + i + 192));
+        _mm512_stream_si512((void *)(dst + i), a);
+        _mm512_stream_si512((void *)(dst + i + 64), b);
+        _mm512_stream_si512((void *)(dst + i + 128), x);
+        _mm512_stream_si512((void *)(dst + i + 192), y);
+    }
+    for (; i < n; i += 64)
+        _mm512_stream_si512((void *)(dst + i), _mm512_loadu_si512((const void *)(src + i)));
+}
+
 /* copy_stream with 64-byte registers: for packing on AMD where the source is aligned to the
  * destination modulo 64 (then no 64-byte load straddles two lines; else copy_stream), and for
  * every streaming pack off AMD (copy_stream_pack's comment).
@@ -250,19 +270,8 @@ __attribute__((target("avx512f"))) static void copy_stream512(char *dst, const c
         return;
     }
     copy_vec(dst, src, head);
-    size_t i = head;
-    for (; i + 256 <= n; i += 256) {
-        __m512i a = _mm512_loadu_si512((const void *)(src + i));
-        __m512i b = _mm512_loadu_si512((const void *)(src + i + 64));
-        __m512i x = _mm512_loadu_si512((const void *)(src + i + 128));
-        __m512i y = _mm512_loadu_si512((const void *)(src + i + 192));
-        _mm512_stream_si512((void *)(dst + i), a);
-        _mm512_stream_si512((void *)(dst + i + 64), b);
-        _mm512_stream_si512((void *)(dst + i + 128), x);
-        _mm512_stream_si512((void *)(dst + i + 192), y);
-    }
-    for (; i + 64 <= n; i += 64)
-        _mm512_stream_si512((void *)(dst + i), _mm512_loadu_si512((const void *)(src + i)));
+    size_t i = head + ((n - head) & ~(size_t)63);
+    stream512_lines(dst + head, src + head, i - head);
     copy_vec(dst + i, src + i, n - i);
 }
 
@@ -468,19 +477,7 @@ __attribute__((target("avx512f"))) static void strided_stream512_pf(char *p, con
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
         if (b + 1 < count) prefetch_next(mem + stride, (size_t)size);
-        int64_t i = 0;
-        for (; i + 256 <= size; i += 256) {
-            __m512i x0 = _mm512_loadu_si512((const void *)(mem + i));
-            __m512i x1 = _mm512_loadu_si512((const void *)(mem + i + 64));
-            __m512i x2 = _mm512_loadu_si512((const void *)(mem + i + 128));
-            __m512i x3 = _mm512_loadu_si512((const void *)(mem + i + 192));
-            _mm512_stream_si512((void *)(p + i), x0);
-            _mm512_stream_si512((void *)(p + i + 64), x1);
-            _mm512_stream_si512((void *)(p + i + 128), x2);
-            _mm512_stream_si512((void *)(p + i + 192), x3);
-        }
-        for (; i < size; i += 64)
-            _mm512_stream_si512((void *)(p + i), _mm512_loadu_si512((const void *)(mem + i)));
+        stream512_lines(p, mem, (size_t)size);
     }
 }
 #endif
