@@ -8,9 +8,11 @@
  * written here from the shapes' definitions, not from the engine. The unpack is checked the same
  * way, into a poisoned buffer whose gaps must stay poisoned. ctest runs it at 12 MiB with the
  * default thresholds, at 2 MiB (below them: the copies of blocks that do not stream) and at 1 MiB
- * with GCOMM_PACK_STREAM_MIN=256K, so every path runs on every machine; each shape twice, with
- * the typed buffers 16 bytes past a page (as malloc returns large buffers) and on a page (blocks
- * that begin whole cache lines take other copies).
+ * with GCOMM_PACK_STREAM_MIN=256K, so every path runs on every machine; each shape three times:
+ * typed and packed buffers 16 bytes past a page (as malloc returns large buffers), the typed
+ * buffers on a page and the packed one 16 past (blocks that begin whole cache lines take other
+ * copies), and both on a page (a pack whose packed lines line up with the typed ones takes
+ * another).
  *
  * Usage: test_dt_large [packed MiB, default 12] */
 #include <stddef.h>
@@ -161,22 +163,22 @@ static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t 
 /* Packs and unpacks count x t over the typed span of l, against the block list; failures go to
  * the harness. */
 static void check_shape(const char *name, gcomm_datatype t, size_t count, const blocks_t *l,
-                        size_t shift)
+                        size_t shift, size_t packed_shift)
 {
     const int failures = gcommt_failures;
     size_t size = 0;
     TEST_OK(gcomm_pack_size(count, t, &size));
     TEST_CHECK(size == l->packed, "%s: gcomm_pack_size %zu, reference %zu", name, size, l->packed);
-    /* the typed and packed buffers `shift` bytes past a page (malloc's large buffers are 16 past
-     * one; the engine takes other copies for blocks that begin whole cache lines, and a pack
-     * whose packed lines line up with the typed ones as well takes another) */
+    /* the typed buffers `shift` and the packed one `packed_shift` bytes past a page (malloc's
+     * large buffers are 16 past one; the engine takes other copies for blocks that begin whole
+     * cache lines, and a pack whose packed lines line up with the typed ones as well another) */
     void *typed_base = NULL, *back_base = NULL, *packed_base = NULL;
     if (posix_memalign(&typed_base, 4096, l->span + shift) != 0) typed_base = NULL;
     if (posix_memalign(&back_base, 4096, l->span + shift) != 0) back_base = NULL;
-    if (posix_memalign(&packed_base, 4096, l->packed + shift) != 0) packed_base = NULL;
+    if (posix_memalign(&packed_base, 4096, l->packed + packed_shift) != 0) packed_base = NULL;
     unsigned char *typed = typed_base ? (unsigned char *)typed_base + shift : NULL,
                   *back = back_base ? (unsigned char *)back_base + shift : NULL,
-                  *packed = packed_base ? (unsigned char *)packed_base + shift : NULL,
+                  *packed = packed_base ? (unsigned char *)packed_base + packed_shift : NULL,
                   *ref = malloc(l->packed),
                   *back_ref = malloc(l->span);
     TEST_CHECK(typed && packed && ref && back && back_ref, "%s: out of memory", name);
@@ -212,8 +214,9 @@ static void check_shape(const char *name, gcomm_datatype t, size_t count, const 
                "%s unpack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed,
                rc, pos, d);
     if (gcommt_failures == failures)
-        printf("ok %-12s %10zu packed bytes, %9zu blocks, typed buffers page + %zu\n", name,
-               l->packed, l->n, shift);
+        printf("ok %-12s %10zu packed bytes, %9zu blocks, typed buffers page + %zu, packed page "
+               "+ %zu\n",
+               name, l->packed, l->n, shift, packed_shift);
 out:
     free(typed_base);
     free(packed_base);
@@ -248,8 +251,9 @@ int main(int argc, char **argv)
         TEST_CHECK(rc == 0, "%s: building the type or its reference", names[s]);
         if (rc == 0) {
             TEST_OK(gcomm_type_commit(&t));
-            check_shape(names[s], t, count, &l, 16);
-            check_shape(names[s], t, count, &l, 0);
+            check_shape(names[s], t, count, &l, 16, 16);
+            check_shape(names[s], t, count, &l, 0, 16);
+            check_shape(names[s], t, count, &l, 0, 0);
             gcomm_type_free(&t);
         }
         free(l.b);
