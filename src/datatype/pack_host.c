@@ -36,6 +36,8 @@ typedef struct {
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
+    int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
+                             GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -98,7 +100,8 @@ __attribute__((target("avx2"))) static inline void move128_avx2(char *dst, const
  * last points against one memcpy of the packed bytes: bench_pack_cpu_ceiling (docs/BENCHMARKS.md,
  * "CPU ceiling of the access patterns") measured memcpy per block at 87-92% of one memcpy when
  * packing vector_bl256 and lower_tri at 1 MiB, and this loop at 93-100%. */
-__attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src, size_t n)
+__attribute__((target("avx2"), always_inline)) static inline void vec_bytes(char *dst, const char *src,
+                                                                          size_t n)
 {
     if (n < 32) {
         if (n) copy_small(dst, src, n);
@@ -108,6 +111,10 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
     for (; i + 128 <= n; i += 128) move128_avx2(dst + i, src + i);
     for (; i + 32 <= n; i += 32) move32_avx2(dst + i, src + i);
     if (i < n) move32_avx2(dst + n - 32, src + n - 32); /* the last 32, overlapping: same values */
+}
+__attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src, size_t n)
+{
+    vec_bytes(dst, src, n);
 }
 
 /* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
@@ -411,8 +418,16 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
      *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
      *   1449 pages, of a 64 MiB one 2897, near the 3072 entries of Zen 4's L2 TLB: beyond, a wider
-     *   tile uses each page walk for two lines). */
+     *   tile uses each page walk for two lines);
+     * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
+     *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf and the indexed loop in
+     *   full_node), two sets of three alternating rounds: vector_bl256 at 4 MiB pack 0.88-0.95x ->
+     *   1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x, lower_tri at 4 MiB pack 1.09-1.14x ->
+     *   1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack 1.06-1.10x -> 1.13-1.16x; 1 MiB
+     *   unchanged. */
+    c->pf_line = 0;
     if (zen4) {
+        c->pf_line = !c->streams;
         if (c->pack && bytes >= stream_min(1)) {
             c->rows_zmm = 0;
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
@@ -431,6 +446,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->tile = GCOMMI_TILE_AMD;
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
+    c->pf_line = 0;
 }
 #define GCOMMI_STREAM_FENCE() ((void)0)
 #endif
@@ -480,6 +496,31 @@ __attribute__((target("avx512f"))) static void strided_stream512_pf(char *p, con
         stream512_lines(p, mem, (size_t)size);
     }
 }
+
+/* Blocks of copy_vec in operations in the cache on Zen 4 (c->pf_line): the first line of the
+ * block GCOMMI_PF_LINE_AHEAD ahead is prefetched, and copy_vec's loop is inlined. A block that
+ * starts a new 4 KiB page costs more than its bytes: a scratch program on the Zen 4 VM copying
+ * 4 MiB in blocks of 2 KiB every 4 KiB (vector_bl256), 1 KiB every 2 KiB, 2 KiB every 6 KiB or
+ * 8 KiB (two pages touched per 4 KiB copied) reached 63-78% of one memcpy, in blocks of 4 KiB
+ * every 8 KiB or without gaps (one page per 4 KiB) 90-103%; with 2 MiB pages the first kind rose
+ * to 79-84%, so translating the pages is part of that cost. One prefetch per block starts the
+ * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
+ * figures of select_copies. Distances 1 to 32 blocks measured alike; one line, not the whole
+ * block (prefetch_next), since the hardware prefetchers follow within a block. */
+#define GCOMMI_PF_LINE_AHEAD 2
+__attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
+                                                          int64_t stride, int64_t count, int pack)
+{
+    for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
+        if (b + GCOMMI_PF_LINE_AHEAD < count) {
+            if (pack) __builtin_prefetch(mem + GCOMMI_PF_LINE_AHEAD * stride, 0, 3);
+            else __builtin_prefetch(mem + GCOMMI_PF_LINE_AHEAD * stride, 1, 3);
+        }
+        if (pack) vec_bytes(p, mem, (size_t)size);
+        else vec_bytes(mem, p, (size_t)size);
+    }
+}
+#define GCOMMI_HAVE_VEC_PF 1
 #endif
 
 /* The copy for a block of n bytes. */
@@ -549,6 +590,13 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         if (f == copy_plain && size % 32 == 0 && size <= c->rows_vec_max) {
             if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
             else rows_vec(p, mem, size, stride, count, c->pack);
+            c->packed = p + count * size;
+            return;
+        }
+#endif
+#ifdef GCOMMI_HAVE_VEC_PF
+        if (c->pf_line && f == copy_vec) {
+            strided_vec_pf(p, mem, size, stride, count, c->pack);
             c->packed = p + count * size;
             return;
         }
@@ -660,6 +708,12 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
                 if (c->pf_next && b + 1 < n->count)
                     prefetch_next(m + displs[b + 1],
                                   (size_t)((prefix[b + 2] - prefix[b + 1]) * ch->size));
+#ifdef GCOMMI_HAVE_VEC_PF
+                else if (c->pf_line && b + GCOMMI_PF_LINE_AHEAD < n->count) {
+                    if (c->pack) __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 0, 3);
+                    else __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 1, 3);
+                }
+#endif
                 if (f == copy_plain) memcpy(dst, src, len);
                 else f(dst, src, len);
                 p += len;
