@@ -30,7 +30,10 @@
  *   blk_avx2_nt_descpf pack only: blk_avx2_nt_desc prefetching the last --pf-next bytes of the
  *                   next block before each block
  *   rd_only, rd_only_desc, wr_only   bounds: the read or the write half of the copy alone
+ *   blk_avx2_pfl    blk_avx2 prefetching the first line of the block two ahead (what gcomm
+ *                   does on Zen 4 in the cache)
  *   gapless         bound: blk_avx2 with the typed side's blocks abutting (the gaps' cost)
+ *   paired          bound: blk_avx2 with the blocks two to a page (what a page costs)
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
  * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
  * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
@@ -372,17 +375,23 @@ INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_
 
 /* ---- the loops: one pack and one unpack function per kernel, the kernel inlined ------------- */
 
-/* FENCE orders streaming stores before the operation returns (they are weakly ordered). */
-#define DEFINE_LOOPS(NAME, ATTR, COPY, FENCE)                                                 \
+/* Block i of the typed side sits at typed + PLACE (PLACE may use i, at: the packed bytes before
+ * block i, prev: the length of block i - 1; the shape itself is i * g->stride), BEFORE(typed, i,
+ * rw) runs before it is copied (rw: 0 when packing, 1 when unpacking), COPY(dst, src, n) copies
+ * it, and FENCE orders streaming stores before the operation returns (they are weakly ordered). */
+#define DEFINE_BLOCK_LOOPS(NAME, ATTR, COPY, FENCE, PLACE, BEFORE)                            \
     ATTR static int op_##NAME##_pack(void *arg)                                             \
     {                                                                                       \
         const bufs_t *b = arg;                                                              \
         const geom_t *g = b->g;                                                             \
-        const char *t = (const char *)b->src;                                               \
+        const char *typed = (const char *)b->src;                                           \
         char *p = (char *)b->out;                                                           \
-        size_t len = g->len0;                                                               \
-        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc)    \
-            COPY(p, t, len);                                                                \
+        size_t len = g->len0, prev = 0, at = 0;                                             \
+        for (size_t i = 0; i < g->nblocks; i++, at += len, prev = len, len += g->inc) {     \
+            BEFORE(typed, i, 0);                                                            \
+            COPY(p + at, typed + (PLACE), len);                                             \
+        }                                                                                   \
+        (void)prev;                                                                         \
         FENCE;                                                                              \
         return 0;                                                                           \
     }                                                                                       \
@@ -390,14 +399,21 @@ INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_
     {                                                                                       \
         const bufs_t *b = arg;                                                              \
         const geom_t *g = b->g;                                                             \
-        char *t = (char *)b->dst;                                                           \
+        char *typed = (char *)b->dst;                                                       \
         const char *p = (const char *)b->out;                                               \
-        size_t len = g->len0;                                                               \
-        for (size_t i = 0; i < g->nblocks; i++, t += g->stride, p += len, len += g->inc)    \
-            COPY(t, p, len);                                                                \
+        size_t len = g->len0, prev = 0, at = 0;                                             \
+        for (size_t i = 0; i < g->nblocks; i++, at += len, prev = len, len += g->inc) {     \
+            BEFORE(typed, i, 1);                                                            \
+            COPY(typed + (PLACE), p + at, len);                                             \
+        }                                                                                   \
+        (void)prev;                                                                         \
         FENCE;                                                                              \
         return 0;                                                                           \
     }
+#define NOTHING_BEFORE(typed, i, rw) ((void)0)
+/* The shape's own blocks. */
+#define DEFINE_LOOPS(NAME, ATTR, COPY, FENCE)                                                 \
+    DEFINE_BLOCK_LOOPS(NAME, ATTR, COPY, FENCE, i * g->stride, NOTHING_BEFORE)
 
 /* The prefetching loops copy in chunks of at most PF_CHUNK bytes so that prefetches are issued
  * while a long block (lower_tri rows reach 64 KiB) is copied, not all before it. Chunks end on a
@@ -505,6 +521,7 @@ DEFINE_PFN_LOOPS(blk_avx2_pfn, TGT_AVX2, cp_avx2, NO_FENCE)
 DEFINE_PFN_LOOPS(blk_avx2_nt_pfn, TGT_AVX2, cp_avx2_nt, SFENCE)
 DEFINE_PFN_LOOPS(blk_avx512_nt_pfn, TGT_AVX512, cp_avx512_nt, SFENCE)
 DEFINE_LOOPS(blk_avx2_nt_desc, TGT_AVX2, cp_avx2_nt_desc, SFENCE)
+
 
 /* blk_avx2_nt_desc, prefetching the last --pf-next bytes of the next block (where its copy
  * starts) before each block */
@@ -664,35 +681,33 @@ TGT_AVX2 static int op_wr_only_unpack(void *arg)
     return 0;
 }
 
+/* blk_avx2_pfl: blk_avx2 prefetching, before block i, the first line of block i + PFL_AHEAD (for
+ * reading when packing, for writing when unpacking): what gcomm does on Zen 4 in operations in
+ * the cache (pack_host.c, strided_vec_pf). */
+#define PFL_AHEAD 2
+#define PREFETCH_LINE_AHEAD(typed, i, rw)                                                     \
+    do {                                                                                    \
+        if ((i) + PFL_AHEAD < g->nblocks)                                                   \
+            __builtin_prefetch((typed) + ((i) + PFL_AHEAD) * g->stride, rw, 3);             \
+    } while (0)
+DEFINE_BLOCK_LOOPS(blk_avx2_pfl, TGT_AVX2, cp_avx2, NO_FENCE, i * g->stride, PREFETCH_LINE_AHEAD)
+
 /* gapless: blk_avx2 with the typed side's blocks abutting (each block where the previous one
  * ended, not g->stride after it): the same loop, the same block lengths and the same bytes moved,
  * only without the shape's gaps. What it gains over blk_avx2 is what the gaps themselves cost
  * the memory system (a new page and a new prefetch stream at every block, lines fetched past a
  * block's end), which no loop over the shape's addresses avoids. Output not checked: it lands
  * elsewhere than the shape's blocks. */
-TGT_AVX2 static int op_gapless_pack(void *arg)
-{
-    const bufs_t *b = arg;
-    const geom_t *g = b->g;
-    const char *t = (const char *)b->src;
-    char *p = (char *)b->out;
-    size_t len = g->len0;
-    for (size_t i = 0; i < g->nblocks; i++, t += len, p += len, len += g->inc)
-        cp_avx2(p, t, len);
-    return 0;
-}
+DEFINE_BLOCK_LOOPS(gapless, TGT_AVX2, cp_avx2, NO_FENCE, at, NOTHING_BEFORE)
 
-TGT_AVX2 static int op_gapless_unpack(void *arg)
-{
-    const bufs_t *b = arg;
-    const geom_t *g = b->g;
-    char *t = (char *)b->dst;
-    const char *p = (const char *)b->out;
-    size_t len = g->len0;
-    for (size_t i = 0; i < g->nblocks; i++, t += len, p += len, len += g->inc)
-        cp_avx2(t, p, len);
-    return 0;
-}
+/* paired: blk_avx2 with the typed side's blocks two to a page: blocks 2j and 2j + 1 abut, block
+ * 2j where the shape has it (2j strides in). The same loop, the same block lengths, the same bytes
+ * and the same fraction of the span left in gaps as the shape, but half the pages (vector_bl256:
+ * 4 KiB copied from every other 4 KiB page instead of 2 KiB from every page). What it gains over
+ * blk_avx2 is what touching a page costs beyond its bytes (its translation, a prefetch stream
+ * started over). Pairs stay inside the span (a block is at most one stride long). Output not
+ * checked: it lands elsewhere than the shape's blocks. */
+DEFINE_BLOCK_LOOPS(paired, TGT_AVX2, cp_avx2, NO_FENCE, (i & ~(size_t)1) * g->stride + (i & 1 ? prev : 0), NOTHING_BEFORE)
 #endif
 
 /* The ceiling: one memcpy of the packed byte count, in the operation's direction. */
@@ -753,10 +768,12 @@ static const variant_t variants[] = {
     {"blk_avx512_nt_pfn", op_blk_avx512_nt_pfn_pack, op_blk_avx512_nt_pfn_unpack, "avx512f", 0},
     {"blk_avx2_nt_desc", op_blk_avx2_nt_desc_pack, op_blk_avx2_nt_desc_unpack, "avx2", 0},
     {"blk_avx2_nt_descpf", op_blk_avx2_nt_descpf_pack, op_blk_avx2_nt_descpf_unpack, "avx2", 0},
+    {"blk_avx2_pfl", op_blk_avx2_pfl_pack, op_blk_avx2_pfl_unpack, "avx2", 0},
     {"rd_only", op_rd_only_pack, op_rd_only_unpack, "avx2", 1},
     {"rd_only_desc", op_rd_only_desc_pack, op_rd_only_desc_unpack, "avx2", 1},
     {"wr_only", op_wr_only_pack, op_wr_only_unpack, "avx2", 1},
     {"gapless", op_gapless_pack, op_gapless_unpack, "avx2", 1},
+    {"paired", op_paired_pack, op_paired_unpack, "avx2", 1},
 #endif
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
