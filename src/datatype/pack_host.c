@@ -37,7 +37,7 @@ typedef struct {
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
-                             GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf) */
+                             GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf, indexed_vec_pf) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -420,8 +420,8 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   1449 pages, of a 64 MiB one 2897, near the 3072 entries of Zen 4's L2 TLB: beyond, a wider
      *   tile uses each page walk for two lines);
      * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
-     *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf and the indexed loop in
-     *   full_node), two sets of three alternating rounds: vector_bl256 at 4 MiB pack 0.88-0.95x ->
+     *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf; indexed_vec_pf, which
+     *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds: vector_bl256 at 4 MiB pack 0.88-0.95x ->
      *   1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x, lower_tri at 4 MiB pack 1.09-1.14x ->
      *   1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack 1.06-1.10x -> 1.13-1.16x; 1 MiB
      *   unchanged. */
@@ -519,6 +519,31 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
         if (pack) vec_bytes(p, mem, (size_t)size);
         else vec_bytes(mem, p, (size_t)size);
     }
+}
+
+/* The blocks of an indexed node whose blocks are contiguous, in operations in the cache on Zen 4
+ * (c->pf_line): every block by copy_vec's loop inlined (copy_small below 32 bytes), not a libc
+ * memcpy below 1 KiB and copy_vec through a pointer above, with the prefetch of strided_vec_pf.
+ * bench_pack_cpu_ceiling on the Zen 4 VM, three runs of each, gcomm against blk_avx2_pfl (the
+ * same loop written for the shape) in the same runs, lower_tri (rows of 8 bytes to 8 KiB), points
+ * of memcpy under that loop: 1 MiB pack 0.6-2.5 -> 0.4-0.8, unpack 1.3-4.9 -> 0.3-1.1, 4 MiB pack
+ * 1.3-3.5 -> 0.3-2.1, unpack 1.5-2.3 -> 0.4-1.6. Returns the packed stream's next byte. */
+__attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, const int64_t *displs,
+                                                          const int64_t *prefix, int64_t count,
+                                                          int64_t elem, int pack)
+{
+    for (int64_t b = 0; b < count; b++) {
+        size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
+        char *t = m + displs[b];
+        if (b + GCOMMI_PF_LINE_AHEAD < count) {
+            if (pack) __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 0, 3);
+            else __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 1, 3);
+        }
+        if (pack) vec_bytes(p, t, len);
+        else vec_bytes(t, p, len);
+        p += len;
+    }
+    return p;
 }
 #define GCOMMI_HAVE_VEC_PF 1
 #endif
@@ -700,6 +725,12 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
         const int64_t *displs = c->aux + n->aux, *prefix = displs + n->count;
         if (ch->kind == GCOMMI_DL_RUN && ch->size == n->stride) { /* blocks are contiguous */
             char *p = c->packed, *m = base + ch->disp;
+#ifdef GCOMMI_HAVE_VEC_PF
+            if (c->pf_line) {
+                c->packed = indexed_vec_pf(p, m, displs, prefix, n->count, ch->size, c->pack);
+                return;
+            }
+#endif
             for (int64_t b = 0; b < n->count; b++) {
                 size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
                 char *dst = c->pack ? p : m + displs[b];
@@ -708,12 +739,6 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
                 if (c->pf_next && b + 1 < n->count)
                     prefetch_next(m + displs[b + 1],
                                   (size_t)((prefix[b + 2] - prefix[b + 1]) * ch->size));
-#ifdef GCOMMI_HAVE_VEC_PF
-                else if (c->pf_line && b + GCOMMI_PF_LINE_AHEAD < n->count) {
-                    if (c->pack) __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 0, 3);
-                    else __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 1, 3);
-                }
-#endif
                 if (f == copy_plain) memcpy(dst, src, len);
                 else f(dst, src, len);
                 p += len;
