@@ -34,6 +34,7 @@ typedef struct {
     int streams;   /* big uses streaming stores: fence before returning */
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
+    int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
@@ -50,6 +51,7 @@ typedef struct {
 #define GCOMMI_TILE_AMD 8
 #define GCOMMI_TILE_OTHER 16
 #define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
+#define GCOMMI_TILE_WIDE_PACK 32                  /* Zen 4 from GCOMMI_TILE_WIDE_MIN, packing */
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
@@ -418,21 +420,33 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
      *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
      *   1449 pages, of a 64 MiB one 2897, near the 3072 entries of Zen 4's L2 TLB: beyond, a wider
-     *   tile uses each page walk for two lines);
+     *   tile uses each page walk for two lines); from the same size a pack takes tiles of 32 rows
+     *   (each row of the matrix visited for 256 bytes) and an unpack keeps 16 and writes the
+     *   matrix with streaming stores (tile_nt: its lines need not be read first). Alternating
+     *   rounds against the tiles of 16 without streaming stores, pack / unpack: 40 MiB 1.52-1.72 /
+     *   1.64-1.91x -> 1.97-2.25 / 2.71-2.74x, 64 MiB 1.99-2.22 / 1.95-2.33x -> 2.45-2.82 /
+     *   3.38-4.29x, 128 MiB (N = 4096) 1.26-1.36 / 2.14x -> 1.46-1.97 / 3.87-4.58x, 256 MiB
+     *   1.90-2.71 / 2.29-2.66x -> 1.71-2.56 / 2.99-4.83x (the pack a tie there); tiles of 64 for
+     *   the pack 1.48-2.71x, of 32 for the unpack 2.08-2.87x; streaming stores at 16 MiB, in the
+     *   L3, 1.55-2.63x against 2.38-2.44x;
      * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
      *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf; indexed_vec_pf, which
-     *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds: vector_bl256 at 4 MiB pack 0.88-0.95x ->
-     *   1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x, lower_tri at 4 MiB pack 1.09-1.14x ->
-     *   1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack 1.06-1.10x -> 1.13-1.16x; 1 MiB
-     *   unchanged. */
+     *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
+     *   vector_bl256 at 4 MiB pack 0.88-0.95x -> 1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x,
+     *   lower_tri at 4 MiB pack 1.09-1.14x -> 1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack
+     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. */
     c->pf_line = 0;
+    c->tile_nt = 0;
     if (zen4) {
         c->pf_line = !c->streams;
         if (c->pack && bytes >= stream_min(1)) {
             c->rows_zmm = 0;
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
         }
-        if (bytes >= GCOMMI_TILE_WIDE_MIN) c->tile = GCOMMI_TILE_OTHER;
+        if (bytes >= GCOMMI_TILE_WIDE_MIN) {
+            c->tile = c->pack ? GCOMMI_TILE_WIDE_PACK : GCOMMI_TILE_OTHER;
+            c->tile_nt = !c->pack && c->streams;
+        }
     }
 }
 #define GCOMMI_STREAM_FENCE() _mm_sfence()
@@ -444,6 +458,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->streams = 0;
     c->pf_next = 0;
     c->tile = GCOMMI_TILE_AMD;
+    c->tile_nt = 0;
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
     c->pf_line = 0;
@@ -654,6 +669,25 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 }
 
 
+/* One 8- or 4-byte element stored with a streaming store (movnti), for transpose_tiles (c->tile_nt,
+ * x86 only: select_copies sets it on Zen 4). */
+static inline void store_nt(char *dst, const char *src, int64_t sz)
+{
+#if defined(__x86_64__)
+    if (sz == 8) {
+        long long v;
+        memcpy(&v, src, 8);
+        _mm_stream_si64((long long *)(void *)dst, v);
+    } else {
+        int v;
+        memcpy(&v, src, 4);
+        _mm_stream_si32((int *)(void *)dst, v);
+    }
+#else
+    memcpy(dst, src, (size_t)sz);
+#endif
+}
+
 /* count instances of a VEC-of-RUN child (inner count n2, stride s2, element size sz) spaced by the
  * small outer stride s1: walk tiles of outer rows, each tile column by column. */
 static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int64_t n2, int64_t s2,
@@ -662,11 +696,16 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
     char *packed = c->packed;
     int64_t inst = n2 * sz; /* packed bytes of one outer instance */
     const int64_t T = c->tile;
+    /* streaming stores only for naturally aligned elements */
+    const int nt = c->tile_nt && (sz == 8 || sz == 4) &&
+                   (((uintptr_t)mem | (uint64_t)s1 | (uint64_t)s2) & (uint64_t)(sz - 1)) == 0;
     for (int64_t i0 = 0; i0 < count; i0 += T) {
         int64_t tile = count - i0 < T ? count - i0 : T;
         for (int64_t j = 0; j < n2; j++) {
             char *m = mem + i0 * s1 + j * s2, *p = packed + i0 * inst + j * sz;
-            if (sz == 8) {
+            if (nt) { /* an unpack (select_copies) */
+                for (int64_t t = 0; t < tile; t++) store_nt(m + t * s1, p + t * inst, sz);
+            } else if (sz == 8) {
                 if (c->pack)
                     for (int64_t t = 0; t < tile; t++) memcpy(p + t * inst, m + t * s1, 8);
                 else
