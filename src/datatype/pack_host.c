@@ -102,8 +102,8 @@ __attribute__((target("avx2"))) static inline void move128_avx2(char *dst, const
  * last points against one memcpy of the packed bytes: bench_pack_cpu_ceiling (docs/BENCHMARKS.md,
  * "CPU ceiling of the access patterns") measured memcpy per block at 87-92% of one memcpy when
  * packing vector_bl256 and lower_tri at 1 MiB, and this loop at 93-100%. */
-__attribute__((target("avx2"), always_inline)) static inline void vec_bytes(char *dst, const char *src,
-                                                                          size_t n)
+__attribute__((target("avx2"), always_inline)) static inline void
+vec_bytes(char *dst, const char *src, size_t n)
 {
     if (n < 32) {
         if (n) copy_small(dst, src, n);
