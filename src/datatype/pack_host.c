@@ -51,7 +51,8 @@ typedef struct {
 #define GCOMMI_TILE_AMD 8
 #define GCOMMI_TILE_OTHER 16
 #define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
-#define GCOMMI_TILE_WIDE_PACK 32                  /* Zen 4 from GCOMMI_TILE_WIDE_MIN, packing */
+#define GCOMMI_TILE_WIDE_PACK 32 /* Zen 4, packing GCOMMI_TILE_WIDE_MIN to _PACK_MAX bytes */
+#define GCOMMI_TILE_WIDE_PACK_MAX ((size_t)128 << 20)
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
@@ -420,13 +421,14 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
      *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
      *   1449 pages, of a 64 MiB one 2897, near the 3072 entries of Zen 4's L2 TLB: beyond, a wider
-     *   tile uses each page walk for two lines); from the same size a pack takes tiles of 32 rows
-     *   (each row of the matrix visited for 256 bytes) and an unpack keeps 16 and writes the
+     *   tile uses each page walk for two lines); from the same size to GCOMMI_TILE_WIDE_PACK_MAX a
+     *   pack takes tiles of 32 rows (each row of the matrix visited for 256 bytes; at 256 MiB they
+     *   lost, and in one whole run fell to 1.32x) and an unpack keeps 16 and writes the
      *   matrix with streaming stores (tile_nt: its lines need not be read first). Alternating
      *   rounds against the tiles of 16 without streaming stores, pack / unpack: 40 MiB 1.52-1.72 /
      *   1.64-1.91x -> 1.97-2.25 / 2.71-2.74x, 64 MiB 1.99-2.22 / 1.95-2.33x -> 2.45-2.82 /
      *   3.38-4.29x, 128 MiB (N = 4096) 1.26-1.36 / 2.14x -> 1.46-1.97 / 3.87-4.58x, 256 MiB
-     *   1.90-2.71 / 2.29-2.66x -> 1.71-2.56 / 2.99-4.83x (the pack a tie there); tiles of 64 for
+     *   1.90-2.92 / 2.29-2.66x -> 1.38-3.05 / 2.99-4.83x (the pack worse there); tiles of 64 for
      *   the pack 1.48-2.71x, of 32 for the unpack 2.08-2.87x; streaming stores at 16 MiB, in the
      *   L3, 1.55-2.63x against 2.38-2.44x;
      * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
@@ -444,7 +446,8 @@ static void select_copies(ctx_t *c, size_t bytes)
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
         }
         if (bytes >= GCOMMI_TILE_WIDE_MIN) {
-            c->tile = c->pack ? GCOMMI_TILE_WIDE_PACK : GCOMMI_TILE_OTHER;
+            c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
+                                                                    : GCOMMI_TILE_OTHER;
             c->tile_nt = !c->pack && c->streams;
         }
     }
