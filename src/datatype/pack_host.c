@@ -35,6 +35,7 @@ typedef struct {
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
+    int tile_aliased; /* rows of a tile whose packed streams are 4 KiB multiples apart; 0: tile */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
@@ -430,7 +431,10 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   3.38-4.29x, 128 MiB (N = 4096) 1.26-1.36 / 2.14x -> 1.46-1.97 / 3.87-4.58x, 256 MiB
      *   1.90-2.92 / 2.29-2.66x -> 1.38-3.05 / 2.99-4.83x (the pack worse there); tiles of 64 for
      *   the pack 1.48-2.71x, of 32 for the unpack 2.08-2.87x; streaming stores at 16 MiB, in the
-     *   L3, 1.55-2.63x against 2.38-2.44x;
+     *   L3, 1.55-2.63x against 2.38-2.44x. When the packed streams are a multiple of 4 KiB apart
+     *   (tile_aliased), a pack takes tiles of 4 rows: 128 MiB (N = 4096) 1.59-1.85x with 32,
+     *   1.66-1.73x with 8, 2.17-2.22x with 4; 32 MiB (N = 2048) 1.80-1.88 / 1.22-1.67 /
+     *   1.81-2.09x;
      * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
      *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf; indexed_vec_pf, which
      *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
@@ -439,6 +443,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. */
     c->pf_line = 0;
     c->tile_nt = 0;
+    c->tile_aliased = 0;
     if (zen4) {
         c->pf_line = !c->streams;
         if (c->pack && bytes >= stream_min(1)) {
@@ -449,6 +454,7 @@ static void select_copies(ctx_t *c, size_t bytes)
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
                                                                     : GCOMMI_TILE_OTHER;
             c->tile_nt = !c->pack && c->streams;
+            c->tile_aliased = c->pack ? 4 : 0;
         }
     }
 }
@@ -462,6 +468,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->pf_next = 0;
     c->tile = GCOMMI_TILE_AMD;
     c->tile_nt = 0;
+    c->tile_aliased = 0;
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
     c->pf_line = 0;
@@ -698,7 +705,9 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
 {
     char *packed = c->packed;
     int64_t inst = n2 * sz; /* packed bytes of one outer instance */
-    const int64_t T = c->tile;
+    /* Packed streams a multiple of 4 KiB apart (a matrix whose side is a multiple of 512
+     * doubles) all fall in the same sets of the L1: fewer of them (c->tile_aliased). */
+    const int64_t T = c->tile_aliased && inst % 4096 == 0 ? c->tile_aliased : c->tile;
     /* streaming stores only for naturally aligned elements */
     const int nt = c->tile_nt && (sz == 8 || sz == 4) &&
                    (((uintptr_t)mem | (uint64_t)s1 | (uint64_t)s2) & (uint64_t)(sz - 1)) == 0;
