@@ -35,7 +35,7 @@ typedef struct {
     int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
-    int tile_aliased; /* rows of a tile whose packed streams are 4 KiB multiples apart; 0: tile */
+    int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
