@@ -377,8 +377,9 @@ INLINE TGT_AVX2 void pf_until(pf_t *f, const geom_t *g, const char *typed, size_
 
 /* Block i of the typed side sits at typed + PLACE (PLACE may use i, at: the packed bytes before
  * block i, prev: the length of block i - 1; the shape itself is i * g->stride), BEFORE(typed, i,
- * rw) runs before it is copied (rw: 0 when packing, 1 when unpacking), COPY(dst, src, n) copies
- * it, and FENCE orders streaming stores before the operation returns (they are weakly ordered). */
+ * rw) runs before it is copied (rw: 0 when packing, 1 when unpacking; PLACE and BEFORE may use the
+ * geometry g), COPY(dst, src, n) copies it, and FENCE orders streaming stores before the
+ * operation returns (they are weakly ordered). */
 #define DEFINE_BLOCK_LOOPS(NAME, ATTR, COPY, FENCE, PLACE, BEFORE)                            \
     ATTR static int op_##NAME##_pack(void *arg)                                             \
     {                                                                                       \
@@ -521,7 +522,6 @@ DEFINE_PFN_LOOPS(blk_avx2_pfn, TGT_AVX2, cp_avx2, NO_FENCE)
 DEFINE_PFN_LOOPS(blk_avx2_nt_pfn, TGT_AVX2, cp_avx2_nt, SFENCE)
 DEFINE_PFN_LOOPS(blk_avx512_nt_pfn, TGT_AVX512, cp_avx512_nt, SFENCE)
 DEFINE_LOOPS(blk_avx2_nt_desc, TGT_AVX2, cp_avx2_nt_desc, SFENCE)
-
 
 /* blk_avx2_nt_desc, prefetching the last --pf-next bytes of the next block (where its copy
  * starts) before each block */
@@ -707,7 +707,8 @@ DEFINE_BLOCK_LOOPS(gapless, TGT_AVX2, cp_avx2, NO_FENCE, at, NOTHING_BEFORE)
  * blk_avx2 is what touching a page costs beyond its bytes (its translation, a prefetch stream
  * started over). Pairs stay inside the span (a block is at most one stride long). Output not
  * checked: it lands elsewhere than the shape's blocks. */
-DEFINE_BLOCK_LOOPS(paired, TGT_AVX2, cp_avx2, NO_FENCE, (i & ~(size_t)1) * g->stride + (i & 1 ? prev : 0), NOTHING_BEFORE)
+#define PAIRED_PLACE ((i & ~(size_t)1) * g->stride + (i & 1 ? prev : 0))
+DEFINE_BLOCK_LOOPS(paired, TGT_AVX2, cp_avx2, NO_FENCE, PAIRED_PLACE, NOTHING_BEFORE)
 #endif
 
 /* The ceiling: one memcpy of the packed byte count, in the operation's direction. */

@@ -533,14 +533,18 @@ __attribute__((target("avx512f"))) static void strided_stream512_pf(char *p, con
  * figures of select_copies. Distances 1 to 32 blocks measured alike; one line, not the whole
  * block (prefetch_next), since the hardware prefetchers follow within a block. */
 #define GCOMMI_PF_LINE_AHEAD 2
+/* The first line of a block ahead: to be read when packing, written when unpacking. */
+static inline void prefetch_line(const char *a, int pack)
+{
+    if (pack) __builtin_prefetch(a, 0, 3);
+    else __builtin_prefetch(a, 1, 3);
+}
 __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
                                                           int64_t stride, int64_t count, int pack)
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
-        if (b + GCOMMI_PF_LINE_AHEAD < count) {
-            if (pack) __builtin_prefetch(mem + GCOMMI_PF_LINE_AHEAD * stride, 0, 3);
-            else __builtin_prefetch(mem + GCOMMI_PF_LINE_AHEAD * stride, 1, 3);
-        }
+        if (b + GCOMMI_PF_LINE_AHEAD < count)
+            prefetch_line(mem + GCOMMI_PF_LINE_AHEAD * stride, pack);
         if (pack) vec_bytes(p, mem, (size_t)size);
         else vec_bytes(mem, p, (size_t)size);
     }
@@ -560,10 +564,8 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
     for (int64_t b = 0; b < count; b++) {
         size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
         char *t = m + displs[b];
-        if (b + GCOMMI_PF_LINE_AHEAD < count) {
-            if (pack) __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 0, 3);
-            else __builtin_prefetch(m + displs[b + GCOMMI_PF_LINE_AHEAD], 1, 3);
-        }
+        if (b + GCOMMI_PF_LINE_AHEAD < count)
+            prefetch_line(m + displs[b + GCOMMI_PF_LINE_AHEAD], pack);
         if (pack) vec_bytes(p, t, len);
         else vec_bytes(t, p, len);
         p += len;

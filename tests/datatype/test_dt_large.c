@@ -14,7 +14,8 @@
  * copies), and both on a page (a pack whose packed lines line up with the typed ones takes
  * another).
  *
- * ctest also runs the transpose alone at 40 MiB, where Zen 4 changes its transposing tiles.
+ * ctest also runs the transpose alone at 40 MiB and at 32 MiB (N = 2048, packed streams a multiple
+ * of 4 KiB apart), where Zen 4 changes its transposing tiles.
  *
  * Usage: test_dt_large [packed MiB, default 12] [shape, default all] */
 #include <stddef.h>
