@@ -7,7 +7,7 @@
  * specialised by shape: one memcpy for contiguous data, strided loops with fixed-size copies for
  * narrow vector blocks, one copy per block for wider vector blocks and indexed blocks of
  * contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB by CPU, streaming
- * stores in operations larger than the caches), and a
+ * stores in operations larger than the caches, vector blocks gathered eight at a time), and a
  * tiled loop for vectors of vectors whose outer stride is the small one (a transpose), which would
  * otherwise touch a new cache line and TLB page for every element. */
 #include <stdint.h>
@@ -38,6 +38,7 @@ typedef struct {
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
+    int gather_ilv;       /* a streaming pack of whole-line blocks: gather_stream_ilv() */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
                              GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf, indexed_vec_pf) */
 } ctx_t;
@@ -243,8 +244,7 @@ __attribute__((target("avx2"))) static void copy_stream(char *dst, const char *s
     copy_vec(dst + i, src + i, n - i);
 }
 
-/* n bytes, a multiple of 64, to a 64-byte aligned dst: 64-byte loads, streaming stores. Inlined
- * into both of its callers (strided_stream512_pf's comment says why that matters). */
+/* n bytes, a multiple of 64, to a 64-byte aligned dst: 64-byte loads, streaming stores. */
 __attribute__((target("avx512f"), always_inline)) static inline void
 stream512_lines(char *dst, const char *src, size_t n)
 {
@@ -444,6 +444,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->pf_line = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
+    c->gather_ilv = c->streams && c->pack;
     if (zen4) {
         c->pf_line = !c->streams;
         if (c->pack && bytes >= stream_min(1)) {
@@ -472,6 +473,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
     c->pf_line = 0;
+    c->gather_ilv = 0;
 }
 #define GCOMMI_STREAM_FENCE() ((void)0)
 #endif
@@ -505,21 +507,49 @@ static inline void prefetch_next(const char *p, size_t n)
 }
 
 #if defined(__x86_64__)
-/* A streaming pack on AMD of count blocks of `size` bytes at mem, mem + stride, ... where p, mem,
- * size and stride are all multiples of 64 (every block whole lines on both sides): the block loop
- * and copy_stream512's loop in one function, the next block prefetched before each one, as the
- * best loop of bench_pack_cpu_ceiling (blk_avx512_nt_pfn) does. Through copy_stream_pack per
- * block, the same loads, stores and prefetches packed vector_bl256 at 64 MiB at 77-81% of memcpy
- * against 84-92% for that loop; this function reaches 86-94% (Zen 4 VM, machine D, 2026-11-28,
- * four alternating runs); where the points went is not known (BENCHMARKS.md, machine D). */
-__attribute__((target("avx512f"))) static void strided_stream512_pf(char *p, const char *mem,
-                                                                   int64_t size, int64_t stride,
-                                                                   int64_t count)
+/* A streaming pack of count blocks of `size` bytes (a multiple of 64) at mem, mem + stride, ...
+ * to a 64-byte aligned p (c->gather_ilv), GCOMMI_GATHER_WAYS blocks at a time, line by line: line
+ * l of each block of the group, then line l + 64, ..., with line l of the next group's blocks
+ * prefetched first. Copied one after the other, every block of vector_bl256 starts a 4 KiB page
+ * on which the hardware prefetchers start over, and the core waits on one stream of misses at a
+ * time; a group keeps eight streams in flight (glibc's own large copy interleaves four pages).
+ * bench_pack_cpu, vector_bl256 pack, % of memcpy, alternating rounds in one build against one
+ * block after the other with the next block prefetched (strided_stream512_pf, now gone): Zen 4 VM
+ * (machine D, 2026-11-29) 16 / 64 / 256 MiB 60-75 / 71-84 / 65-78% -> 121 / 85-125 / 90-92%;
+ * Xeon (machine B, pinned, 2026-11-29; no prefetch there before) 64 / 256 MiB 116-129 / 71-75% ->
+ * 139-148 / 86-89%. A scratch program on machine D at 256 MiB: groups of 4, 8 and 16 blocks
+ * 71-74, 73-76 and 87% without the prefetch of the next group, groups of 4 and 8 with it 91 and
+ * 106% (one block after the other 57-60%); 8 ways with the prefetch also won for blocks of 1 KiB
+ * every 2 KiB (80% against 57%), 2 KiB every 2.5 KiB (104 / 70%) and 16 KiB every 32 KiB
+ * (130 / 114%). */
+#define GCOMMI_GATHER_WAYS 8
+__attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const char *mem, int64_t size,
+                                                             int64_t stride, int64_t count)
 {
-    for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
-        if (b + 1 < count) prefetch_next(mem + stride, (size_t)size);
-        stream512_lines(p, mem, (size_t)size);
+    const int W = GCOMMI_GATHER_WAYS;
+    int64_t b = 0;
+    for (; b + W <= count; b += W, p += W * size, mem += W * stride) {
+        const int ahead = b + 2 * W <= count;
+        for (int64_t l = 0; l < size; l += 64) {
+            if (ahead)
+                for (int k = 0; k < W; k++) __builtin_prefetch(mem + (W + k) * stride + l, 0, 3);
+            for (int k = 0; k < W; k++) {
+                const char *s = mem + k * stride + l;
+                char *d = p + k * size + l;
+                __m256i x = _mm256_loadu_si256((const __m256i *)s);
+                __m256i y = _mm256_loadu_si256((const __m256i *)(s + 32));
+                _mm256_stream_si256((__m256i *)d, x);
+                _mm256_stream_si256((__m256i *)(d + 32), y);
+            }
+        }
     }
+    for (; b < count; b++, p += size, mem += stride)
+        for (int64_t l = 0; l < size; l += 64) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(mem + l));
+            __m256i y = _mm256_loadu_si256((const __m256i *)(mem + l + 32));
+            _mm256_stream_si256((__m256i *)(p + l), x);
+            _mm256_stream_si256((__m256i *)(p + l + 32), y);
+        }
 }
 
 /* Blocks of copy_vec in operations in the cache on Zen 4 (c->pf_line): the first line of the
@@ -653,20 +683,19 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
             return;
         }
 #endif
+#if defined(__x86_64__)
+        if (c->gather_ilv && f == c->big && ((((uintptr_t)p) | (uint64_t)size) & 63) == 0) {
+            gather_stream_ilv(p, mem, size, stride, count);
+            c->packed = p + count * size;
+            return;
+        }
+#endif
         if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
             if (c->pack)
                 for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
             else
                 for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * size, (size_t)size);
         } else if (c->pack && c->pf_next) {
-#if defined(__x86_64__)
-            if (f == copy_stream_pack && ((((uintptr_t)p | (uintptr_t)mem) | (uint64_t)size |
-                                           (uint64_t)stride) & 63) == 0) {
-                strided_stream512_pf(p, mem, size, stride, count);
-                c->packed = p + count * size;
-                return;
-            }
-#endif
             for (int64_t i = 0; i < count; i++) {
                 if (i + 1 < count) prefetch_next(mem + (i + 1) * stride, (size_t)size);
                 f(p + i * size, mem + i * stride, (size_t)size);

@@ -12,7 +12,7 @@
  * typed and packed buffers 16 bytes past a page (as malloc returns large buffers), the typed
  * buffers on a page and the packed one 16 past (blocks that begin whole cache lines take other
  * copies), and both on a page (a pack whose packed lines line up with the typed ones takes
- * another).
+ * another). Each pack and unpack is also done in three ranges cut inside blocks.
  *
  * ctest also runs the transpose alone at 40 MiB and at 32 MiB (N = 2048, packed streams a multiple
  * of 4 KiB apart), where Zen 4 changes its transposing tiles.
@@ -68,10 +68,11 @@ static int add_block(blocks_t *l, size_t off, size_t len)
         if (gcommt_failures != failures_) return -1;                                               \
     } while (0)
 
-/* vector(n, bl, 2 bl) of doubles */
+/* vector(n, bl, 2 bl) of doubles, 3 blocks more than the target needs: at the sizes ctest runs, n
+ * is then no multiple of the group of blocks that a copy loop takes together */
 static int shape_vector(size_t target, int bl, gcomm_datatype *t, blocks_t *l)
 {
-    size_t n = (target + 8 * (size_t)bl - 1) / (8 * (size_t)bl);
+    size_t n = (target + 8 * (size_t)bl - 1) / (8 * (size_t)bl) + 3;
     CHECK_GC(gcomm_type_vector((int)n, bl, 2 * bl, GCOMM_DOUBLE, t));
     for (size_t i = 0; i < n; i++)
         if (add_block(l, i * 16 * (size_t)bl, 8 * (size_t)bl)) return -1;
@@ -201,6 +202,18 @@ static void check_shape(const char *name, gcomm_datatype t, size_t count, const 
                "%s pack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed, rc,
                pos, d);
 
+    /* The same stream in three ranges cut inside blocks (gcomm_pack_range), each written at its
+     * offset of the poisoned buffer: the loops then start and stop at block counts that no group
+     * of blocks divides. */
+    const size_t cut[4] = {0, (l->packed / 3) & ~(size_t)7, (2 * l->packed / 3 + 24) & ~(size_t)7,
+                           l->packed};
+    memset(packed, 0x5a, l->packed);
+    for (int r = 0; r < 3; r++)
+        TEST_OK(gcomm_pack_range(typed, count, t, cut[r], cut[r + 1] - cut[r], packed + cut[r]));
+    d = first_diff(packed, ref, l->packed);
+    TEST_CHECK(d == l->packed, "%s pack in 3 ranges (cuts %zu, %zu): first wrong byte %zu", name,
+               cut[1], cut[2], d);
+
     /* Unpack packed data that differs from the typed source, into a poisoned buffer. */
     gcommt_fill_random(ref, l->packed, &rng_state);
     memset(back, 0xa5, l->span);
@@ -216,6 +229,11 @@ static void check_shape(const char *name, gcomm_datatype t, size_t count, const 
     TEST_CHECK(rc == GCOMM_SUCCESS && pos == l->packed && d == l->span,
                "%s unpack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed,
                rc, pos, d);
+    memset(back, 0xa5, l->span);
+    for (int r = 0; r < 3; r++)
+        TEST_OK(gcomm_unpack_range(ref + cut[r], cut[r], cut[r + 1] - cut[r], back, count, t));
+    d = first_diff(back, back_ref, l->span);
+    TEST_CHECK(d == l->span, "%s unpack in 3 ranges: first wrong byte %zu", name, d);
     if (gcommt_failures == failures)
         printf("ok %-12s %10zu packed bytes, %9zu blocks, typed buffers page + %zu, packed page "
                "+ %zu\n",
