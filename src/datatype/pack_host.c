@@ -32,7 +32,6 @@ typedef struct {
     copy_fn_t mid; /* copy of blocks of GCOMMI_MID_MIN bytes or more that do not stream */
     copy_fn_t big; /* streaming copy of blocks of at least stream_min_block() bytes */
     int streams;   /* big uses streaming stores: fence before returning */
-    int pf_next;   /* gathering with streaming stores: prefetch the next block (prefetch_next) */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
@@ -404,10 +403,6 @@ static void select_copies(ctx_t *c, size_t bytes)
            : avx512 && !amd ? (bytes < stream_min(1) ? copy_stream_unpack_long_movsb
                                                      : copy_stream512) /* unpack, Xeon */
            : copy_stream;
-    /* prefetch_next measured +5 to +10 points on the EPYC, 0 to -7 on the Xeon VM (machine C,
-     * 2026-11-28: vector_bl256 at 16 / 64 / 256 MiB 101 / 104 / 71% of memcpy with it against
-     * 107 / 110 / 74% without, blk_avx512_nt_pfn against blk_avx512_nt) */
-    c->pf_next = c->streams && c->pack && amd;
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
     c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
     c->rows_zmm = avx512 && amd && c->pack && bytes >= stream_min(1);
@@ -466,7 +461,6 @@ static void select_copies(ctx_t *c, size_t bytes)
     (void)bytes;
     c->mid = c->big = copy_plain;
     c->streams = 0;
-    c->pf_next = 0;
     c->tile = GCOMMI_TILE_AMD;
     c->tile_nt = 0;
     c->tile_aliased = 0;
@@ -491,21 +485,6 @@ static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 
  * 0.6-0.9x MPI_Pack at 1-16 MiB, against 1.0x with memcpy. */
 #define GCOMMI_MID_MIN 1024
 
-/* Gathering blocks from memory (a pack of stream_min(1) bytes or more) on AMD, the first
- * GCOMMI_PF_NEXT bytes of the next block are prefetched before the current block is copied. The
- * hardware prefetchers learn each block anew (vector_bl256: a new 4 KiB page every block), so
- * without it the first lines of every block come on demand, one after the other. Measured on the
- * CI-class EPYC with streaming stores (bench_pack_cpu_ceiling, blk_avx2_nt_pfn against
- * blk_avx2_nt): +5 to +10 points of memcpy at 16-256 MiB for vector_bl256 and lower_tri. A
- * prefetch cursor running a fixed distance ahead through every line (blk_avx2_nt_pf) did not help:
- * inside a block the hardware prefetchers keep up, and the extra requests compete with theirs. */
-#define GCOMMI_PF_NEXT 2048
-static inline void prefetch_next(const char *p, size_t n)
-{
-    if (n > GCOMMI_PF_NEXT) n = GCOMMI_PF_NEXT;
-    for (size_t o = 0; o < n; o += 64) __builtin_prefetch(p + o, 0, 3);
-}
-
 #if defined(__x86_64__)
 /* A streaming pack of count blocks of `size` bytes (a multiple of 64) at mem, mem + stride, ...
  * to a 64-byte aligned p (c->gather_ilv), GCOMMI_GATHER_WAYS blocks at a time, line by line: line
@@ -521,8 +500,18 @@ static inline void prefetch_next(const char *p, size_t n)
  * 71-74, 73-76 and 87% without the prefetch of the next group, groups of 4 and 8 with it 91 and
  * 106% (one block after the other 57-60%); 8 ways with the prefetch also won for blocks of 1 KiB
  * every 2 KiB (80% against 57%), 2 KiB every 2.5 KiB (104 / 70%) and 16 KiB every 32 KiB
- * (130 / 114%). */
+ * (130 / 114%). Blocks whose packed lines do not fall whole take gather_group. */
 #define GCOMMI_GATHER_WAYS 8
+/* 64 bytes from src (any alignment) to the 64-byte aligned dst with streaming stores. */
+__attribute__((target("avx2"), always_inline)) static inline void stream_line(char *dst,
+                                                                             const char *src)
+{
+    const __m256i x = _mm256_loadu_si256((const __m256i *)src);
+    const __m256i y = _mm256_loadu_si256((const __m256i *)(src + 32));
+    _mm256_stream_si256((__m256i *)dst, x);
+    _mm256_stream_si256((__m256i *)(dst + 32), y);
+}
+
 __attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const char *mem, int64_t size,
                                                              int64_t stride, int64_t count)
 {
@@ -533,23 +522,111 @@ __attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const cha
         for (int64_t l = 0; l < size; l += 64) {
             if (ahead)
                 for (int k = 0; k < W; k++) __builtin_prefetch(mem + (W + k) * stride + l, 0, 3);
-            for (int k = 0; k < W; k++) {
-                const char *s = mem + k * stride + l;
-                char *d = p + k * size + l;
-                __m256i x = _mm256_loadu_si256((const __m256i *)s);
-                __m256i y = _mm256_loadu_si256((const __m256i *)(s + 32));
-                _mm256_stream_si256((__m256i *)d, x);
-                _mm256_stream_si256((__m256i *)(d + 32), y);
-            }
+            for (int k = 0; k < W; k++) stream_line(p + k * size + l, mem + k * stride + l);
         }
     }
     for (; b < count; b++, p += size, mem += stride)
-        for (int64_t l = 0; l < size; l += 64) {
-            __m256i x = _mm256_loadu_si256((const __m256i *)(mem + l));
-            __m256i y = _mm256_loadu_si256((const __m256i *)(mem + l + 32));
-            _mm256_stream_si256((__m256i *)(p + l), x);
-            _mm256_stream_si256((__m256i *)(p + l + 32), y);
+        for (int64_t l = 0; l < size; l += 64) stream_line(p + l, mem + l);
+}
+
+/* One group of up to GCOMMI_GATHER_WAYS blocks of a streaming pack, any lengths and alignment:
+ * the blocks are packed one after the other from p, their whole packed lines streamed as in
+ * gather_stream_ilv (line l of every block, then line l + 64, ...) with the same lines of the next
+ * group's blocks (next[0 .. nnext)) prefetched first. The partial lines at either end of a block
+ * are written first, by ordinary stores: a line shared by two blocks is then completed at once
+ * and never written both ways (copy_stream's comment). Returns p past the group. */
+typedef struct {
+    const char *src;
+    size_t len;
+} gather_block_t;
+__attribute__((target("avx2"))) static char *gather_group(char *p, const gather_block_t *g, int w,
+                                                         const char *const *next, int nnext)
+{
+    char *d[GCOMMI_GATHER_WAYS];
+    const char *s[GCOMMI_GATHER_WAYS];
+    size_t lines[GCOMMI_GATHER_WAYS], most = 0;
+    for (int k = 0; k < w; k++) {
+        const size_t len = g[k].len, head = (size_t)(-(uintptr_t)p & 63);
+        const size_t n = len >= head + 64 ? (len - head) / 64 : 0;
+        if (n == 0) {
+            vec_bytes(p, g[k].src, len);
+        } else {
+            const size_t body = head + 64 * n;
+            vec_bytes(p, g[k].src, head);
+            vec_bytes(p + body, g[k].src + body, len - body);
         }
+        d[k] = p + head;
+        s[k] = g[k].src + head;
+        lines[k] = n;
+        if (n > most) most = n;
+        p += len;
+    }
+    for (size_t l = 0; l < most; l++) {
+        const size_t o = 64 * l;
+        for (int k = 0; k < nnext; k++) __builtin_prefetch(next[k] + o, 0, 3);
+        for (int k = 0; k < w; k++)
+            if (l < lines[k]) stream_line(d[k] + o, s[k] + o);
+    }
+    return p;
+}
+
+/* count blocks of `size` bytes at mem, mem + stride, ... packed from p by gather_group: the
+ * strided blocks whose packed lines gather_stream_ilv cannot take whole (a packed buffer from
+ * malloc is 16 bytes past a page). vector_bl256 packed to a page + 16 on the Zen 4 VM (a scratch
+ * driver, two alternating rounds, 2026-11-29), against one block after the other: 16 / 64 / 256
+ * MiB 6.3-7.0 / 5.9-8.0 / 5.4-7.3 GB/s -> 8.9 / 7.1-8.4 / 7.3-8.9 GB/s. For whole lines
+ * gather_stream_ilv measured 0-25 points of memcpy above this path (three of six pairs). */
+static void gather_strided(char *p, const char *mem, int64_t size, int64_t stride, int64_t count)
+{
+    const int W = GCOMMI_GATHER_WAYS;
+    gather_block_t g[GCOMMI_GATHER_WAYS];
+    const char *next[GCOMMI_GATHER_WAYS];
+    for (int64_t b = 0; b < count; b += W) {
+        const int w = count - b < W ? (int)(count - b) : W;
+        int nnext = 0;
+        for (int k = 0; k < w; k++) {
+            g[k].src = mem + (b + k) * stride;
+            g[k].len = (size_t)size;
+        }
+        for (int64_t k = b + W; k < b + 2 * W && k < count; k++) next[nnext++] = mem + k * stride;
+        p = gather_group(p, g, w, next, nnext);
+    }
+}
+
+/* The blocks of an indexed node whose blocks are contiguous (elem bytes per element), packed
+ * from p in a streaming pack (c->gather_ilv): runs of blocks of at least min_block bytes by
+ * gather_group, shorter blocks by one memcpy each. Returns the packed stream's next byte.
+ * lower_tri pack on the Zen 4 VM (bench_pack_cpu, three alternating rounds, 2026-11-29) against
+ * one block after the other with the next one's first 2 KiB prefetched, % of memcpy: 16 / 64 /
+ * 256 MiB 87-94 / 108-113 / 103-133% -> 142-153 / 142-153 / 127-149%. */
+static char *gather_indexed(char *p, const char *m, const int64_t *displs, const int64_t *prefix,
+                            int64_t count, int64_t elem, size_t min_block)
+{
+    const int W = GCOMMI_GATHER_WAYS;
+    gather_block_t g[GCOMMI_GATHER_WAYS];
+    const char *next[GCOMMI_GATHER_WAYS];
+    int64_t b = 0;
+    while (b < count) {
+        int w = 0;
+        for (; w < W && b + w < count; w++) {
+            const size_t len = (size_t)((prefix[b + w + 1] - prefix[b + w]) * elem);
+            if (len < min_block) break;
+            g[w].src = m + displs[b + w];
+            g[w].len = len;
+        }
+        if (w == 0) {
+            const size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
+            memcpy(p, m + displs[b], len);
+            p += len;
+            b++;
+            continue;
+        }
+        int nnext = 0;
+        for (int64_t k = b + w; k < b + w + W && k < count; k++) next[nnext++] = m + displs[k];
+        p = gather_group(p, g, w, next, nnext);
+        b += w;
+    }
+    return p;
 }
 
 /* Blocks of copy_vec in operations in the cache on Zen 4 (c->pf_line): the first line of the
@@ -561,7 +638,8 @@ __attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const cha
  * to 79-84%, so translating the pages is part of that cost. One prefetch per block starts the
  * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
  * figures of select_copies. Distances 1 to 32 blocks measured alike; one line, not the whole
- * block (prefetch_next), since the hardware prefetchers follow within a block. */
+ * block, since the hardware prefetchers follow within a block (the whole block two ahead, line by
+ * line: vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against 74-85%, 2026-11-29). */
 #define GCOMMI_PF_LINE_AHEAD 2
 /* The first line of a block ahead: to be read when packing, written when unpacking. */
 static inline void prefetch_line(const char *a, int pack)
@@ -684,8 +762,11 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         }
 #endif
 #if defined(__x86_64__)
-        if (c->gather_ilv && f == c->big && ((((uintptr_t)p) | (uint64_t)size) & 63) == 0) {
-            gather_stream_ilv(p, mem, size, stride, count);
+        if (c->gather_ilv && f == c->big) {
+            if (((((uintptr_t)p) | (uint64_t)size) & 63) == 0)
+                gather_stream_ilv(p, mem, size, stride, count);
+            else
+                gather_strided(p, mem, size, stride, count);
             c->packed = p + count * size;
             return;
         }
@@ -695,11 +776,6 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
                 for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
             else
                 for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * size, (size_t)size);
-        } else if (c->pack && c->pf_next) {
-            for (int64_t i = 0; i < count; i++) {
-                if (i + 1 < count) prefetch_next(mem + (i + 1) * stride, (size_t)size);
-                f(p + i * size, mem + i * stride, (size_t)size);
-            }
         } else if (c->pack) {
             for (int64_t i = 0; i < count; i++) f(p + i * size, mem + i * stride, (size_t)size);
         } else {
@@ -813,14 +889,18 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
                 return;
             }
 #endif
+#if defined(__x86_64__)
+            if (c->gather_ilv) {
+                c->packed = gather_indexed(p, m, displs, prefix, n->count, ch->size,
+                                           stream_min_block(c));
+                return;
+            }
+#endif
             for (int64_t b = 0; b < n->count; b++) {
                 size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
                 char *dst = c->pack ? p : m + displs[b];
                 const char *src = c->pack ? m + displs[b] : p;
                 copy_fn_t f = copy_for(c, len);
-                if (c->pf_next && b + 1 < n->count)
-                    prefetch_next(m + displs[b + 1],
-                                  (size_t)((prefix[b + 2] - prefix[b + 1]) * ch->size));
                 if (f == copy_plain) memcpy(dst, src, len);
                 else f(dst, src, len);
                 p += len;
