@@ -423,11 +423,14 @@ static void print_targets(FILE *tab, const row_t *rows, int nrows)
                 100.0 * tri_min);
 }
 
+static int huge_pages; /* --huge-pages */
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_pack_cpu [--csv FILE] [--max-bytes N] [--min-bytes N] [--quick]\n"
             "                      [--min-time S] [--warm-calls N] [--shapes a,b,...]\n"
+            "                      [--huge-pages]\n"
             "  --csv FILE      CSV output (default stdout; the table then goes to stderr)\n"
             "  --max-bytes N   largest packed size (default 256M; K/M/G suffixes)\n"
             "  --min-bytes N   smallest packed size (default 1K); sizes go up by 4x\n"
@@ -435,6 +438,8 @@ static void usage(FILE *f)
             "  --min-time S    timed seconds per operation and measurement (default 0.2)\n"
             "  --warm-calls N  untimed calls of an operation before each of its samples, at least\n"
             "                  (as far as they take <= 50 ms; default 10)\n"
+            "  --huge-pages    buffers on transparent huge pages (madvise), memcpy's too; the\n"
+            "                  table says how much of them the kernel gave\n"
             "  --shapes LIST   subset of:");
     for (int i = 0; i < NSHAPES; i++)
         fprintf(f, " %s", shapes[i].name);
@@ -503,6 +508,10 @@ static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, F
     memset(b.dst, SENTINEL, s.span + GUARD);
     memset(b.out, SENTINEL, s.packed + GUARD);
     memset(b.ref, SENTINEL, s.packed + GUARD);
+    if (huge_pages)
+        fprintf(tab, "%-12s %12zu buffers of %zu MiB: the process holds %zu MiB on huge pages\n",
+                sh->name, s.packed, (2 * (s.span + GUARD) + 2 * (s.packed + GUARD)) >> 20,
+                bench_huge_page_bytes() >> 20);
 
     bench_op_t pack_ops[3] = {{"gcomm_pack", op_gcomm_pack, NULL, &b},
                               {"MPI_Pack", op_mpi_pack, NULL, &b},
@@ -567,6 +576,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--warm-calls") == 0 && v && atoi(v) >= 0) {
             warm_calls = atoi(v);
             i++;
+        } else if (strcmp(a, "--huge-pages") == 0) {
+            huge_pages = 1;
+            bench_set_huge_pages(1);
         } else if (strcmp(a, "--shapes") == 0 && v) {
             shape_list = v;
             i++;

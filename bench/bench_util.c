@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 double bench_now(void)
 {
@@ -311,13 +314,36 @@ void bench_fill_random(void *buf, size_t n, uint64_t seed)
     }
 }
 
+static int huge_pages;
+void bench_set_huge_pages(int on) { huge_pages = on; }
+
 void *bench_alloc(size_t n)
 {
     void *p = NULL;
     long page = sysconf(_SC_PAGESIZE);
-    if (posix_memalign(&p, page > 0 ? (size_t)page : 4096, n ? n : 1) != 0)
+    size_t align = page > 0 ? (size_t)page : 4096;
+    if (huge_pages) { /* whole 2 MiB pages, so that the kernel can back all of it */
+        align = (size_t)2 << 20;
+        n = (n + align - 1) & ~(align - 1);
+    }
+    if (posix_memalign(&p, align, n ? n : 1) != 0)
         return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge_pages) (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
     return p;
+}
+
+size_t bench_huge_page_bytes(void)
+{
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "AnonHugePages:", 14) == 0) kib = (size_t)strtoull(line + 14, NULL, 10);
+    fclose(f);
+    return kib << 10;
 }
 
 size_t bench_find_not(const void *buf, size_t n, unsigned char value)

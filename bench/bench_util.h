@@ -106,8 +106,14 @@ const char *bench_format_size(size_t bytes, char *buf, size_t buflen);
 
 /* Fills n bytes with pseudo-random bytes, none of them zero (xorshift64*, seeded). */
 void bench_fill_random(void *buf, size_t n, uint64_t seed);
-/* Page-aligned allocation (posix_memalign); NULL on failure. Free with free(). */
+/* Page-aligned allocation (posix_memalign); NULL on failure. Free with free(). After
+ * bench_set_huge_pages(1): 2 MiB-aligned, whole 2 MiB pages, advised as transparent huge pages
+ * (madvise(MADV_HUGEPAGE); the kernel may still back them with 4 KiB pages). */
 void *bench_alloc(size_t n);
+void bench_set_huge_pages(int on);
+/* Bytes of this process's anonymous memory on transparent huge pages (/proc/self/smaps_rollup;
+ * 0 where unknown). */
+size_t bench_huge_page_bytes(void);
 /* Index of the first byte in [0, n) that is not equal to value, or n. */
 size_t bench_find_not(const void *buf, size_t n, unsigned char value);
 
