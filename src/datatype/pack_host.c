@@ -37,7 +37,8 @@ typedef struct {
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
-    int gather_ilv;       /* a streaming pack of whole-line blocks: gather_stream_ilv() */
+    int gather_ilv;       /* a streaming pack: blocks of stream_min_block() bytes or more
+                             GCOMMI_GATHER_WAYS at a time (gather_stream_ilv, gather_group) */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
                              GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf, indexed_vec_pf) */
 } ctx_t;
