@@ -34,6 +34,10 @@
  *                   does on Zen 4 in the cache)
  *   gapless         bound: blk_avx2 with the typed side's blocks abutting (the gaps' cost)
  *   paired          bound: blk_avx2 with the blocks two to a page (what a page costs)
+ *   ilv8_nt         pack only: the blocks eight at a time, line by line, the next eight's lines
+ *                   prefetched, whole lines streamed (what gcomm does past the caches)
+ *   rd_ilv8         bound: the read half alone in that order (rd_only reads block by block
+ *                   and bounds only loops that copy one block after the other)
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
  * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
  * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
@@ -709,6 +713,109 @@ DEFINE_BLOCK_LOOPS(gapless, TGT_AVX2, cp_avx2, NO_FENCE, at, NOTHING_BEFORE)
  * checked: it lands elsewhere than the shape's blocks. */
 #define PAIRED_PLACE ((i & ~(size_t)1) * g->stride + (i & 1 ? prev : 0))
 DEFINE_BLOCK_LOOPS(paired, TGT_AVX2, cp_avx2, NO_FENCE, PAIRED_PLACE, NOTHING_BEFORE)
+
+/* ---- blocks in groups of ILV_WAYS, line by line ------------------------------------------------
+ * ilv8_nt (pack only; its unpack is blk_avx2_nt's): the blocks ILV_WAYS at a time, line l of each
+ * block of the group, then line l + 64, ..., line l of the next group's blocks prefetched first,
+ * whole packed lines by streaming stores and the partial lines at a block's ends by ordinary
+ * stores before them (what gcomm_pack does past the caches, pack_host.c gather_group). rd_ilv8:
+ * the read half alone in that order (the strided blocks when packing, the packed ones when
+ * unpacking): rd_only reads one block after the other and bounds only loops that do. */
+#define ILV_WAYS 8
+typedef struct {
+    const char *s[ILV_WAYS]; /* the group's blocks */
+    size_t n[ILV_WAYS];      /* their lengths */
+    size_t at[ILV_WAYS];     /* their packed offsets */
+    const char *next[ILV_WAYS];
+    size_t w, nnext, most;
+} ilv_group_t;
+
+/* Group of blocks i.. of the typed side at t (strided: 1) or of the packed stream at t (0); at:
+ * packed offset of block i; len: its length. */
+INLINE void ilv_group(const geom_t *g, const char *t, int strided, size_t i, size_t at,
+                      size_t len, ilv_group_t *q)
+{
+    q->w = g->nblocks - i < ILV_WAYS ? g->nblocks - i : ILV_WAYS;
+    q->most = 0;
+    for (size_t k = 0; k < q->w; k++, at += len, len += g->inc) {
+        q->s[k] = t + (strided ? (i + k) * g->stride : at);
+        q->n[k] = len;
+        q->at[k] = at;
+        if (len > q->most) q->most = len;
+    }
+    q->nnext = 0;
+    for (size_t k = i + q->w; k < i + q->w + ILV_WAYS && k < g->nblocks; k++, at += len,
+                len += g->inc)
+        q->next[q->nnext++] = t + (strided ? k * g->stride : at);
+}
+
+TGT_AVX2 static int op_ilv8_nt_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    char *p = (char *)b->out;
+    size_t len = g->len0, at = 0;
+    ilv_group_t q;
+    for (size_t i = 0; i < g->nblocks; i += q.w) {
+        ilv_group(g, (const char *)b->src, 1, i, at, len, &q);
+        size_t head[ILV_WAYS], lines[ILV_WAYS];
+        for (size_t k = 0; k < q.w; k++) {
+            char *d = p + q.at[k];
+            head[k] = (size_t)(-(uintptr_t)d & 63);
+            lines[k] = q.n[k] >= head[k] + 64 ? (q.n[k] - head[k]) / 64 : 0;
+            if (!lines[k]) head[k] = q.n[k];
+            const size_t body = head[k] + 64 * lines[k];
+            cp_avx2(d, q.s[k], head[k]);
+            cp_avx2(d + body, q.s[k] + body, q.n[k] - body);
+        }
+        for (size_t o = 0; o < q.most; o += 64) {
+            for (size_t k = 0; k < q.nnext; k++) __builtin_prefetch(q.next[k] + o, 0, 3);
+            for (size_t k = 0; k < q.w; k++)
+                if (o < 64 * lines[k]) {
+                    const char *s = q.s[k] + head[k] + o;
+                    char *d = p + q.at[k] + head[k] + o;
+                    __m256i x = _mm256_loadu_si256((const __m256i *)s);
+                    __m256i y = _mm256_loadu_si256((const __m256i *)(s + 32));
+                    _mm256_stream_si256((__m256i *)d, x);
+                    _mm256_stream_si256((__m256i *)(d + 32), y);
+                }
+        }
+        at = q.at[q.w - 1] + q.n[q.w - 1];
+        len = q.n[q.w - 1] + g->inc;
+    }
+    _mm_sfence();
+    return 0;
+}
+#define op_ilv8_nt_unpack op_blk_avx2_nt_unpack
+
+INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided)
+{
+    size_t len = g->len0, at = 0;
+    __m256i acc = _mm256_setzero_si256();
+    ilv_group_t q;
+    for (size_t i = 0; i < g->nblocks; i += q.w) {
+        ilv_group(g, t, strided, i, at, len, &q);
+        for (size_t o = 0; o < q.most; o += 64) {
+            for (size_t k = 0; k < q.nnext; k++) __builtin_prefetch(q.next[k] + o, 0, 3);
+            for (size_t k = 0; k < q.w; k++)
+                if (o < q.n[k]) acc = rd_block(q.s[k] + o, q.n[k] - o < 64 ? q.n[k] - o : 64, acc);
+        }
+        at = q.at[q.w - 1] + q.n[q.w - 1];
+        len = q.n[q.w - 1] + g->inc;
+    }
+    bound_sink_set(acc);
+    return 0;
+}
+TGT_AVX2 static int op_rd_ilv8_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    return rd_ilv8(b->g, (const char *)b->src, 1);
+}
+TGT_AVX2 static int op_rd_ilv8_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    return rd_ilv8(b->g, (const char *)b->out, 0);
+}
 #endif
 
 /* The ceiling: one memcpy of the packed byte count, in the operation's direction. */
@@ -775,6 +882,8 @@ static const variant_t variants[] = {
     {"wr_only", op_wr_only_pack, op_wr_only_unpack, "avx2", 1},
     {"gapless", op_gapless_pack, op_gapless_unpack, "avx2", 1},
     {"paired", op_paired_pack, op_paired_unpack, "avx2", 1},
+    {"ilv8_nt", op_ilv8_nt_pack, op_ilv8_nt_unpack, "avx2", 0},
+    {"rd_ilv8", op_rd_ilv8_pack, op_rd_ilv8_unpack, "avx2", 1},
 #endif
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
