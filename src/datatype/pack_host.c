@@ -37,8 +37,9 @@ typedef struct {
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
-    int gather_ilv;       /* a streaming pack: blocks of stream_min_block() bytes or more
-                             GCOMMI_GATHER_WAYS at a time (gather_stream_ilv, gather_group) */
+    int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
+                             lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
+                             from stream_min_block(): gather_group) */
     int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
                              GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf, indexed_vec_pf) */
 } ctx_t;
@@ -478,7 +479,8 @@ static void select_copies(ctx_t *c, size_t bytes)
  * MPI_Pack against 0.98x plain; again on the Zen 5 VM, 2026-11-26, with whole aligned lines
  * streamed by a rows loop: 0.71-0.74x against 0.92-0.96x at 64-256 MiB); unpacking scatters into
  * blocks whose lines are written whole, where streaming pays from 128 bytes (1.6x MPI_Unpack
- * against 1.0x). */
+ * against 1.0x). Packs of whole-line blocks gathered eight at a time stream from 128 bytes
+ * (GCOMMI_GATHER_LINES_MIN). */
 static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
 
 /* Blocks from this size on that do not stream use c->mid. Shorter ones keep libc's memcpy: with
@@ -501,8 +503,17 @@ static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 
  * 71-74, 73-76 and 87% without the prefetch of the next group, groups of 4 and 8 with it 91 and
  * 106% (one block after the other 57-60%); 8 ways with the prefetch also won for blocks of 1 KiB
  * every 2 KiB (80% against 57%), 2 KiB every 2.5 KiB (104 / 70%) and 16 KiB every 32 KiB
- * (130 / 114%). Blocks whose packed lines do not fall whole take gather_group. */
+ * (130 / 114%). Blocks whose packed lines do not fall whole take gather_group (from 1 KiB).
+ * Whole-line blocks take this loop from GCOMMI_GATHER_LINES_MIN bytes, although one short block
+ * after the other streamed slower than ordinary stores (stream_min_block): eight at a time they
+ * win. Alternating rounds in one build, x MPI_Pack, against rows_vec (ordinary stores, one row
+ * after the other): machine D, 16 / 64 / 256 MiB, vector_bl16 (128-byte rows) 1.00-1.01 /
+ * 1.01-1.02 / 0.96-1.02x -> 1.07-1.18 / 1.09-1.10 / 1.03-1.06x, subarray4d (256- and 512-byte
+ * rows) 1.04-1.05 / 0.99-1.04 / 1.39-1.71x -> 1.33 / 1.25-1.30 / 1.38-1.51x; machine B, 64 / 256
+ * MiB, vector_bl16 1.17-1.31 / 1.11-1.12x -> 1.74-1.79 / 1.43-1.74x, subarray4d 1.01-1.09 /
+ * 1.55-1.57x -> 1.64-1.67 / 1.54-1.80x (2026-11-29). */
 #define GCOMMI_GATHER_WAYS 8
+#define GCOMMI_GATHER_LINES_MIN 128
 /* 64 bytes from src (any alignment) to the 64-byte aligned dst with streaming stores. */
 __attribute__((target("avx2"), always_inline)) static inline void stream_line(char *dst,
                                                                              const char *src)
@@ -747,6 +758,14 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
          * 5-10% against MPI_Pack at DRAM sizes (vector of 128-byte blocks). */
         char *p = c->packed;
         copy_fn_t f = copy_for(c, (size_t)size);
+#if defined(__x86_64__)
+        if (c->gather_ilv && size >= GCOMMI_GATHER_LINES_MIN &&
+            ((((uintptr_t)p) | (uint64_t)size) & 63) == 0) {
+            gather_stream_ilv(p, mem, size, stride, count);
+            c->packed = p + count * size;
+            return;
+        }
+#endif
 #ifdef GCOMMI_HAVE_ROWS_VEC
         if (f == copy_plain && size % 32 == 0 && size <= c->rows_vec_max) {
             if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
@@ -763,11 +782,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         }
 #endif
 #if defined(__x86_64__)
-        if (c->gather_ilv && f == c->big) {
-            if (((((uintptr_t)p) | (uint64_t)size) & 63) == 0)
-                gather_stream_ilv(p, mem, size, stride, count);
-            else
-                gather_strided(p, mem, size, stride, count);
+        if (c->gather_ilv && f == c->big) { /* blocks of 1 KiB and more, not whole lines */
+            gather_strided(p, mem, size, stride, count);
             c->packed = p + count * size;
             return;
         }
