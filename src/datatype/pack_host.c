@@ -507,8 +507,9 @@ static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 
  * Whole-line blocks take this loop from GCOMMI_GATHER_LINES_MIN bytes, although one short block
  * after the other streamed slower than ordinary stores (stream_min_block): eight at a time they
  * win. Alternating rounds in one build, x MPI_Pack, against rows_vec (ordinary stores, one row
- * after the other): machine D, 16 / 64 / 256 MiB, vector_bl16 (128-byte rows) 1.00-1.01 /
- * 1.01-1.02 / 0.96-1.02x -> 1.07-1.18 / 1.09-1.10 / 1.03-1.06x, subarray4d (256- and 512-byte
+ * after the other): machine D, 16 / 64 / 256 MiB, vector_bl16 (128-byte rows, five rounds)
+ * 1.00-1.08 / 1.00-1.08 / 0.95-1.10x -> 0.92-1.18 / 1.04-1.10 / 0.97-1.06x (a small gain in
+ * this VM's noise; 50-64% -> 51-70% of memcpy), subarray4d (256- and 512-byte
  * rows) 1.04-1.05 / 0.99-1.04 / 1.39-1.71x -> 1.33 / 1.25-1.30 / 1.38-1.51x; machine B, 64 / 256
  * MiB, vector_bl16 1.17-1.31 / 1.11-1.12x -> 1.74-1.79 / 1.43-1.74x, subarray4d 1.01-1.09 /
  * 1.55-1.57x -> 1.64-1.67 / 1.54-1.80x (2026-11-29). */
