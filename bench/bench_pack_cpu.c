@@ -423,8 +423,6 @@ static void print_targets(FILE *tab, const row_t *rows, int nrows)
                 100.0 * tri_min);
 }
 
-static int huge_pages; /* --huge-pages */
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -508,7 +506,7 @@ static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, F
     memset(b.dst, SENTINEL, s.span + GUARD);
     memset(b.out, SENTINEL, s.packed + GUARD);
     memset(b.ref, SENTINEL, s.packed + GUARD);
-    if (huge_pages)
+    if (bench_huge_pages())
         fprintf(tab, "%-12s %12zu buffers of %zu MiB: the process holds %zu MiB on huge pages\n",
                 sh->name, s.packed, (2 * (s.span + GUARD) + 2 * (s.packed + GUARD)) >> 20,
                 bench_huge_page_bytes() >> 20);
@@ -577,7 +575,6 @@ int main(int argc, char **argv)
             warm_calls = atoi(v);
             i++;
         } else if (strcmp(a, "--huge-pages") == 0) {
-            huge_pages = 1;
             bench_set_huge_pages(1);
         } else if (strcmp(a, "--shapes") == 0 && v) {
             shape_list = v;

@@ -316,6 +316,7 @@ void bench_fill_random(void *buf, size_t n, uint64_t seed)
 
 static int huge_pages;
 void bench_set_huge_pages(int on) { huge_pages = on; }
+int bench_huge_pages(void) { return huge_pages; }
 
 void *bench_alloc(size_t n)
 {

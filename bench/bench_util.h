@@ -111,6 +111,7 @@ void bench_fill_random(void *buf, size_t n, uint64_t seed);
  * (madvise(MADV_HUGEPAGE); the kernel may still back them with 4 KiB pages). */
 void *bench_alloc(size_t n);
 void bench_set_huge_pages(int on);
+int bench_huge_pages(void); /* what bench_set_huge_pages last set */
 /* Bytes of this process's anonymous memory on transparent huge pages (/proc/self/smaps_rollup;
  * 0 where unknown). */
 size_t bench_huge_page_bytes(void);

@@ -208,6 +208,16 @@ static void copy_unpack_lines(char *dst, const char *src, size_t n)
     else copy_movsb(dst, src, n);
 }
 
+/* 64 bytes from src (any alignment) to the 64-byte aligned dst with streaming stores. */
+__attribute__((target("avx2"), always_inline)) static inline void stream_line(char *dst,
+                                                                             const char *src)
+{
+    const __m256i x = _mm256_loadu_si256((const __m256i *)src);
+    const __m256i y = _mm256_loadu_si256((const __m256i *)(src + 32));
+    _mm256_stream_si256((__m256i *)dst, x);
+    _mm256_stream_si256((__m256i *)(dst + 32), y);
+}
+
 /* Streaming (non-temporal) stores for operations larger than the caches: a normal store that
  * misses first reads the line it writes (read-for-ownership), so a large pack moves three bytes
  * per byte where memcpy's own large-copy path moves two. Measured on the CI-class EPYC (vector of
@@ -236,10 +246,7 @@ __attribute__((target("avx2"))) static void copy_stream(char *dst, const char *s
         _mm256_stream_si256((__m256i *)(dst + i + 96), y);
     }
     if (i + 64 <= n) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
-        _mm256_stream_si256((__m256i *)(dst + i), a);
-        _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        stream_line(dst + i, src + i);
         i += 64;
     }
     copy_vec(dst + i, src + i, n - i);
@@ -515,16 +522,6 @@ static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 
  * 1.55-1.57x -> 1.64-1.67 / 1.54-1.80x (2026-11-29). */
 #define GCOMMI_GATHER_WAYS 8
 #define GCOMMI_GATHER_LINES_MIN 128
-/* 64 bytes from src (any alignment) to the 64-byte aligned dst with streaming stores. */
-__attribute__((target("avx2"), always_inline)) static inline void stream_line(char *dst,
-                                                                             const char *src)
-{
-    const __m256i x = _mm256_loadu_si256((const __m256i *)src);
-    const __m256i y = _mm256_loadu_si256((const __m256i *)(src + 32));
-    _mm256_stream_si256((__m256i *)dst, x);
-    _mm256_stream_si256((__m256i *)(dst + 32), y);
-}
-
 __attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const char *mem, int64_t size,
                                                              int64_t stride, int64_t count)
 {

@@ -1,8 +1,9 @@
 /* Pack and unpack at the sizes where the host engine changes its copies (issue 2).
  *
  * gcomm_pack picks its loops by the size of the operation: from stream_min() bytes (8 MiB or more,
- * GCOMM_PACK_STREAM_MIN) it writes with streaming stores and prefetches the next block, and on Zen 5
- * it moves 128-byte rows with 64-byte vectors. The random-type tests stay far below those sizes, so
+ * GCOMM_PACK_STREAM_MIN) it writes with streaming stores, a pack gathering blocks eight at a time
+ * (a group's remainder and the blocks of a range are the cases a byte can go missing in), and on
+ * Zen 5 it moves 128-byte rows with 64-byte vectors. The random-type tests stay far below those sizes, so
  * this test packs the benchmark's shapes (bench_pack_cpu) at a size given on the command line and
  * compares every byte with a reference that copies block by block from a list of (offset, length)
  * written here from the shapes' definitions, not from the engine. The unpack is checked the same
