@@ -40,8 +40,9 @@ typedef struct {
     int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
-    int pf_line;          /* blocks by copy_vec: prefetch the first line of the block
-                             GCOMMI_PF_LINE_AHEAD ahead (strided_vec_pf, indexed_vec_pf) */
+    int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead
+                             (strided_vec_pf: all of it, from its end down; indexed_vec_pf: its
+                             first line) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -444,7 +445,9 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
      *   vector_bl256 at 4 MiB pack 0.88-0.95x -> 1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x,
      *   lower_tri at 4 MiB pack 1.09-1.14x -> 1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack
-     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. */
+     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. A vector's block ahead is now prefetched
+     *   whole, from its end down (strided_vec_pf: vector_bl256 at 1 MiB 86-91% -> 92-95% of
+     *   memcpy). */
     c->pf_line = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
@@ -647,9 +650,9 @@ static char *gather_indexed(char *p, const char *m, const int64_t *displs, const
  * every 8 KiB or without gaps (one page per 4 KiB) 90-103%; with 2 MiB pages the first kind rose
  * to 79-84%, so translating the pages is part of that cost. One prefetch per block starts the
  * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
- * figures of select_copies. Distances 1 to 32 blocks measured alike; one line, not the whole
- * block, since the hardware prefetchers follow within a block (the whole block two ahead, line by
- * line: vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against 74-85%, 2026-11-29). */
+ * figures of select_copies. Distances 1 to 32 blocks measured alike. The whole block two ahead,
+ * line by line from its start, lost (vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against
+ * 74-85%, 2026-11-29); from its end down it wins for vectors (strided_vec_pf). */
 #define GCOMMI_PF_LINE_AHEAD 2
 /* The first line of a block ahead: to be read when packing, written when unpacking. */
 static inline void prefetch_line(const char *a, int pack)
@@ -657,14 +660,70 @@ static inline void prefetch_line(const char *a, int pack)
     if (pack) __builtin_prefetch(a, 0, 3);
     else __builtin_prefetch(a, 1, 3);
 }
+
+/* Prefetches the line before *q, if it is not below lo (the first line of the range: a range need
+ * not start on a line). */
+static inline void prefetch_down(const char **q, const char *lo, int pack)
+{
+    if (*q > lo) {
+        *q -= 64;
+        prefetch_line(*q < lo ? lo : *q, pack);
+    }
+}
+
+/* copy_vec's loop (dst, src, n) that also prefetches the lines of [pa, pa + pn) from its end down,
+ * two per 128 bytes copied, and those left after the copy. */
+__attribute__((target("avx2"), always_inline)) static inline void
+vec_bytes_pf_down(char *dst, const char *src, size_t n, const char *pa, size_t pn, int pack)
+{
+    const char *q = pa + pn;
+    size_t i = 0;
+    if (n >= 32) {
+        for (; i + 128 <= n; i += 128) {
+            prefetch_down(&q, pa, pack);
+            prefetch_down(&q, pa, pack);
+            move128_avx2(dst + i, src + i);
+        }
+        for (; i + 32 <= n; i += 32) move32_avx2(dst + i, src + i);
+        if (i < n) move32_avx2(dst + n - 32, src + n - 32);
+    } else if (n) {
+        copy_small(dst, src, n);
+    }
+    while (q > pa) prefetch_down(&q, pa, pack);
+}
+
+/* The blocks of a vector. The block GCOMMI_PF_LINE_AHEAD ahead is prefetched whole, from its end
+ * down, while this one is copied: read forward, a block that ends inside its 4 KiB page makes the
+ * hardware prefetchers fetch the rest of the page, which the pack never reads. On the Zen 4 VM
+ * (bench_prefetch_overrun, lines of each page cached after one pass over 512 blocks from cold),
+ * a forward copy of 2 KiB every 4 KiB also fetched lines 32-59 of every page (blocks of 4, 8 and
+ * 16 lines: 3, 6 and 11 lines more); with the prefetch from the end down, no line past the block
+ * (the copy then hits lines already prefetched, and a descending stream stops at the block's
+ * start). A block of more than one page prefetches its first line and its last page this way
+ * (its whole pages have nothing past them). bench_pack_cpu, vector_bl256, three alternating rounds
+ * in one build against the first line only, % of memcpy (2026-11-29): 1 MiB pack 89-91 -> 92-94,
+ * unpack 86-87 -> 94-95; 4 MiB pack 77-79 -> 79, unpack 76-77 -> 79-81 (the 3072 pages of a 4 MiB
+ * pack fill Zen 4's L2 TLB: see above); 512 KiB and 2 MiB 1-8 points up. For
+ * lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack, so indexed
+ * nodes keep the first line. */
 __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
                                                           int64_t stride, int64_t count, int pack)
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
-        if (b + GCOMMI_PF_LINE_AHEAD < count)
-            prefetch_line(mem + GCOMMI_PF_LINE_AHEAD * stride, pack);
-        if (pack) vec_bytes(p, mem, (size_t)size);
-        else vec_bytes(mem, p, (size_t)size);
+        const char *pa = mem;
+        size_t pn = 0;
+        if (b + GCOMMI_PF_LINE_AHEAD < count) {
+            pa = mem + GCOMMI_PF_LINE_AHEAD * stride;
+            const char *end = pa + size;
+            const char *last_page = (const char *)((uintptr_t)(end - 1) & ~(uintptr_t)4095);
+            if (last_page > pa) {
+                prefetch_line(pa, pack);
+                pa = last_page;
+            }
+            pn = (size_t)(end - pa);
+        }
+        if (pack) vec_bytes_pf_down(p, mem, (size_t)size, pa, pn, pack);
+        else vec_bytes_pf_down(mem, p, (size_t)size, pa, pn, pack);
     }
 }
 
