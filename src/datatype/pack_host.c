@@ -40,9 +40,9 @@ typedef struct {
     int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
-    int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead
-                             (strided_vec_pf: all of it, from its end down; indexed_vec_pf: its
-                             first line) */
+    int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
+                             its first line (1) or, for the vectors strided_vec_walk takes, all
+                             of it from its end down (2: operations to GCOMMI_PF_WALK_MAX) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -57,6 +57,12 @@ typedef struct {
 #define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
 #define GCOMMI_TILE_WIDE_PACK 32 /* Zen 4, packing GCOMMI_TILE_WIDE_MIN to _PACK_MAX bytes */
 #define GCOMMI_TILE_WIDE_PACK_MAX ((size_t)128 << 20)
+/* Zen 4, operations in the cache up to this many bytes: a vector's blocks of _BLOCK_MIN to
+ * _BLOCK_MAX bytes, a page or more apart, prefetch the block ahead whole from its end down
+ * (strided_vec_walk). */
+#define GCOMMI_PF_WALK_MAX ((size_t)2 << 20)
+#define GCOMMI_PF_WALK_BLOCK_MIN 1536
+#define GCOMMI_PF_WALK_BLOCK_MAX 3072
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
@@ -445,15 +451,15 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
      *   vector_bl256 at 4 MiB pack 0.88-0.95x -> 1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x,
      *   lower_tri at 4 MiB pack 1.09-1.14x -> 1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack
-     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. A vector's block ahead is now prefetched
-     *   whole, from its end down (strided_vec_pf: vector_bl256 at 1 MiB 86-91% -> 92-95% of
-     *   memcpy). */
+     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. Up to GCOMMI_PF_WALK_MAX bytes, a vector's
+     *   blocks of 1.5-3 KiB a page or more apart prefetch the block ahead whole, from its end down
+     *   (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy). */
     c->pf_line = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
     c->gather_ilv = c->streams && c->pack;
     if (zen4) {
-        c->pf_line = !c->streams;
+        c->pf_line = c->streams ? 0 : bytes <= GCOMMI_PF_WALK_MAX ? 2 : 1;
         if (c->pack && bytes >= stream_min(1)) {
             c->rows_zmm = 0;
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
@@ -692,22 +698,41 @@ vec_bytes_pf_down(char *dst, const char *src, size_t n, const char *pa, size_t p
     while (q > pa) prefetch_down(&q, pa, pack);
 }
 
-/* The blocks of a vector. The block GCOMMI_PF_LINE_AHEAD ahead is prefetched whole, from its end
- * down, while this one is copied: read forward, a block that ends inside its 4 KiB page makes the
- * hardware prefetchers fetch the rest of the page, which the pack never reads. On the Zen 4 VM
- * (bench_prefetch_overrun, lines of each page cached after one pass over 512 blocks from cold),
- * a forward copy of 2 KiB every 4 KiB also fetched lines 32-59 of every page (blocks of 4, 8 and
- * 16 lines: 3, 6 and 11 lines more); with the prefetch from the end down, no line past the block
- * (the copy then hits lines already prefetched, and a descending stream stops at the block's
- * start). A block of more than one page prefetches its first line and its last page this way
- * (its whole pages have nothing past them). bench_pack_cpu, vector_bl256, three alternating rounds
- * in one build against the first line only, % of memcpy (2026-11-29): 1 MiB pack 89-91 -> 92-94,
- * unpack 86-87 -> 94-95; 4 MiB pack 77-79 -> 79, unpack 76-77 -> 79-81 (the 3072 pages of a 4 MiB
- * pack fill Zen 4's L2 TLB: see above); 512 KiB and 2 MiB 1-8 points up. For
- * lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack, so indexed
- * nodes keep the first line. */
+/* The blocks of a vector, the first line of the block GCOMMI_PF_LINE_AHEAD ahead prefetched. */
 __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
                                                           int64_t stride, int64_t count, int pack)
+{
+    for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
+        if (b + GCOMMI_PF_LINE_AHEAD < count)
+            prefetch_line(mem + GCOMMI_PF_LINE_AHEAD * stride, pack);
+        if (pack) vec_bytes(p, mem, (size_t)size);
+        else vec_bytes(mem, p, (size_t)size);
+    }
+}
+
+/* The blocks of a vector, the block GCOMMI_PF_LINE_AHEAD ahead prefetched whole, from its end down,
+ * two lines per 128 bytes copied (a block across a page boundary: its first line, then its last
+ * page). Read forward, a block that ends inside its 4 KiB page makes Zen 4's prefetchers fetch the
+ * rest of the page, which the pack never reads: bench_prefetch_overrun (lines of each page cached
+ * after one pass over 512 blocks from cold) found a forward copy of 2 KiB every 4 KiB fetching
+ * lines 32-59 of every page, and none past the block when the block ahead had been prefetched from
+ * its end down (the copy then hits lines already there). Taken for blocks of
+ * GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes a page or more apart, in operations of up to
+ * GCOMMI_PF_WALK_MAX bytes (c->pf_line == 2), where it won. vector(n, bl, stride) of doubles
+ * against strided_vec_pf in the same minutes, machine D, 2026-11-29, % of memcpy, pack / unpack,
+ * two rounds:
+ *   2 KiB every 4 KiB, 1 MiB: 84 / 79-82 -> 93 / 93-95; 2 MiB: 83 / 82 -> 92 / 93-94
+ *   2 KiB every 8 KiB, 1 MiB: 84 / 83-86 -> 93-95 / 96-97; 2 MiB: 81-86 / 79 -> 86-87 / 88-89
+ *   1.5 and 1.56 KiB every 4 KiB, 1-2 MiB: 82-88 / 79-86 -> 90-92 / 89-96
+ *   2 KiB every 6 KiB: 90-92 / 89-90 -> 92-95 / 95-97; 3 KiB every 4 KiB: 92-94 / 92-96 -> 92-93 /
+ *   95-97 (unpack)
+ * and lost for 1 KiB every 4 or 8 KiB (pack 81-95 -> 73-90, unpack up to 17 points), 3.75 KiB
+ * every 4 KiB (3-8 points), 4 KiB and more (2-6 points), blocks under a page apart (2 KiB every 3
+ * KiB: 4-5 points), and from 4 MiB (1 KiB every 2 KiB: 7 points; 2 KiB every 8 KiB: 4 points), where
+ * the probe saw no line fetched past the blocks either. For lower_tri's rows (indexed_vec_pf) the
+ * same lost 2-8 points at 512 KiB-4 MiB pack, so indexed nodes keep the first line. */
+__attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
+                                                            int64_t stride, int64_t count, int pack)
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
         const char *pa = mem;
@@ -716,7 +741,7 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
             pa = mem + GCOMMI_PF_LINE_AHEAD * stride;
             const char *end = pa + size;
             const char *last_page = (const char *)((uintptr_t)(end - 1) & ~(uintptr_t)4095);
-            if (last_page > pa) {
+            if (last_page > pa) { /* across a page boundary: its first line, then its last page */
                 prefetch_line(pa, pack);
                 pa = last_page;
             }
@@ -833,7 +858,11 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #endif
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line && f == copy_vec) {
-            strided_vec_pf(p, mem, size, stride, count, c->pack);
+            if (c->pf_line == 2 && size >= GCOMMI_PF_WALK_BLOCK_MIN &&
+                size <= GCOMMI_PF_WALK_BLOCK_MAX && (stride >= 4096 || stride <= -4096))
+                strided_vec_walk(p, mem, size, stride, count, c->pack);
+            else
+                strided_vec_pf(p, mem, size, stride, count, c->pack);
             c->packed = p + count * size;
             return;
         }
