@@ -726,9 +726,9 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  *   1.5 and 1.56 KiB every 4 KiB, 1-2 MiB: 82-88 / 79-86 -> 90-92 / 89-96
  *   2 KiB every 6 KiB: 90-92 / 89-90 -> 92-95 / 95-97; 3 KiB every 4 KiB: 92-94 / 92-96 -> 92-93 /
  *   95-97 (unpack)
- * and lost for 1 KiB every 4 or 8 KiB (pack 81-95 -> 73-90, unpack up to 17 points), 3.75 KiB
- * every 4 KiB (3-8 points), 4 KiB and more (2-6 points), blocks under a page apart (2 KiB every 3
- * KiB: 4-5 points), and from 4 MiB (1 KiB every 2 KiB: 7 points; 2 KiB every 8 KiB: 4 points), where
+ * and lost for 1 KiB every 4 KiB (pack up to 10 points at 2 MiB, though unpack won) and every
+ * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
+ * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and from 4 MiB (1 KiB every 2 KiB: 7 points; 2 KiB every 8 KiB: 4 points), where
  * the probe saw no line fetched past the blocks either. For lower_tri's rows (indexed_vec_pf) the
  * same lost 2-8 points at 512 KiB-4 MiB pack, so indexed nodes keep the first line. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
