@@ -63,6 +63,7 @@ typedef struct {
 #define GCOMMI_PF_WALK_MAX ((size_t)2 << 20)
 #define GCOMMI_PF_WALK_BLOCK_MIN 1536
 #define GCOMMI_PF_WALK_BLOCK_MAX 3072
+#define GCOMMI_PAGE 4096 /* where the hardware prefetchers stop */
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
 
@@ -658,7 +659,7 @@ static char *gather_indexed(char *p, const char *m, const int64_t *displs, const
  * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
  * figures of select_copies. Distances 1 to 32 blocks measured alike. The whole block two ahead,
  * line by line from its start, lost (vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against
- * 74-85%, 2026-11-29); from its end down it wins for vectors (strided_vec_pf). */
+ * 74-85%, 2026-11-29); from its end down it wins for some vectors (strided_vec_walk). */
 #define GCOMMI_PF_LINE_AHEAD 2
 /* The first line of a block ahead: to be read when packing, written when unpacking. */
 static inline void prefetch_line(const char *a, int pack)
@@ -728,9 +729,11 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  *   95-97 (unpack)
  * and lost for 1 KiB every 4 KiB (pack up to 10 points at 2 MiB, though unpack won) and every
  * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
- * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and from 4 MiB (1 KiB every 2 KiB: 7 points; 2 KiB every 8 KiB: 4 points), where
- * the probe saw no line fetched past the blocks either. For lower_tri's rows (indexed_vec_pf) the
- * same lost 2-8 points at 512 KiB-4 MiB pack, so indexed nodes keep the first line. */
+ * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and from 4 MiB (1 KiB every
+ * 2 KiB: 7 points; 2 KiB every 8 KiB: 4 points), where the probe saw no line fetched past the
+ * blocks either. For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB
+ * pack, so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
+ * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
                                                             int64_t stride, int64_t count, int pack)
 {
@@ -740,7 +743,8 @@ __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem,
         if (b + GCOMMI_PF_LINE_AHEAD < count) {
             pa = mem + GCOMMI_PF_LINE_AHEAD * stride;
             const char *end = pa + size;
-            const char *last_page = (const char *)((uintptr_t)(end - 1) & ~(uintptr_t)4095);
+            const char *last_page =
+                (const char *)((uintptr_t)(end - 1) & ~(uintptr_t)(GCOMMI_PAGE - 1));
             if (last_page > pa) { /* across a page boundary: its first line, then its last page */
                 prefetch_line(pa, pack);
                 pa = last_page;
@@ -859,7 +863,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line && f == copy_vec) {
             if (c->pf_line == 2 && size >= GCOMMI_PF_WALK_BLOCK_MIN &&
-                size <= GCOMMI_PF_WALK_BLOCK_MAX && (stride >= 4096 || stride <= -4096))
+                size <= GCOMMI_PF_WALK_BLOCK_MAX &&
+                (stride >= GCOMMI_PAGE || stride <= -GCOMMI_PAGE))
                 strided_vec_walk(p, mem, size, stride, count, c->pack);
             else
                 strided_vec_pf(p, mem, size, stride, count, c->pack);
