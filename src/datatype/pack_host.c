@@ -41,8 +41,8 @@ typedef struct {
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
-                             its first line (1) or, for the vectors strided_vec_walk takes, all
-                             of it from its end down (2: operations to GCOMMI_PF_WALK_MAX) */
+                             its first line or, for the vectors strided_vec_walk takes, all of it
+                             from its end down */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -57,10 +57,10 @@ typedef struct {
 #define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
 #define GCOMMI_TILE_WIDE_PACK 32 /* Zen 4, packing GCOMMI_TILE_WIDE_MIN to _PACK_MAX bytes */
 #define GCOMMI_TILE_WIDE_PACK_MAX ((size_t)128 << 20)
-/* Zen 4, operations in the cache up to this many bytes: a vector's blocks of _BLOCK_MIN to
- * _BLOCK_MAX bytes, a page or more apart, prefetch the block ahead whole from its end down
+/* Zen 4, operations in the cache: a vector's blocks of _BLOCK_MIN to _BLOCK_MAX bytes, a page or
+ * more apart, spanning at most _SPAN_MAX bytes, prefetch the block ahead whole from its end down
  * (strided_vec_walk). */
-#define GCOMMI_PF_WALK_MAX ((size_t)2 << 20)
+#define GCOMMI_PF_WALK_SPAN_MAX ((int64_t)8 << 20)
 #define GCOMMI_PF_WALK_BLOCK_MIN 1536
 #define GCOMMI_PF_WALK_BLOCK_MAX 3072
 #define GCOMMI_PAGE 4096 /* where the hardware prefetchers stop */
@@ -452,15 +452,15 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
      *   vector_bl256 at 4 MiB pack 0.88-0.95x -> 1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x,
      *   lower_tri at 4 MiB pack 1.09-1.14x -> 1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack
-     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. Up to GCOMMI_PF_WALK_MAX bytes, a vector's
-     *   blocks of 1.5-3 KiB a page or more apart prefetch the block ahead whole, from its end down
-     *   (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy). */
+     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. A vector's blocks of 1.5-3 KiB a page or more
+     *   apart, over at most GCOMMI_PF_WALK_SPAN_MAX bytes, prefetch the block ahead whole, from
+     *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy). */
     c->pf_line = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
     c->gather_ilv = c->streams && c->pack;
     if (zen4) {
-        c->pf_line = c->streams ? 0 : bytes <= GCOMMI_PF_WALK_MAX ? 2 : 1;
+        c->pf_line = !c->streams;
         if (c->pack && bytes >= stream_min(1)) {
             c->rows_zmm = 0;
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
@@ -718,8 +718,9 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * after one pass over 512 blocks from cold) found a forward copy of 2 KiB every 4 KiB fetching
  * lines 32-59 of every page, and none past the block when the block ahead had been prefetched from
  * its end down (the copy then hits lines already there). Taken for blocks of
- * GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes a page or more apart, in operations of up to
- * GCOMMI_PF_WALK_MAX bytes (c->pf_line == 2), where it won. vector(n, bl, stride) of doubles
+ * GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes a page or more apart over at most GCOMMI_PF_WALK_SPAN_MAX
+ * bytes (2048 pages; with the packed side's, within the 3072 entries of Zen 4's L2 TLB), where it
+ * won. vector(n, bl, stride) of doubles
  * against strided_vec_pf in the same minutes, machine D, 2026-11-29, % of memcpy, pack / unpack,
  * two rounds:
  *   2 KiB every 4 KiB, 1 MiB: 84 / 79-82 -> 93 / 93-95; 2 MiB: 83 / 82 -> 92 / 93-94
@@ -729,9 +730,9 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  *   95-97 (unpack)
  * and lost for 1 KiB every 4 KiB (pack up to 10 points at 2 MiB, though unpack won) and every
  * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
- * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and from 4 MiB (1 KiB every
- * 2 KiB: 7 points; 2 KiB every 8 KiB: 4 points), where the probe saw no line fetched past the
- * blocks either. For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB
+ * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
+ * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where the pages' translations are the limit),
+ * while 2 KiB every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 8 on 2 MiB pages. For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB
  * pack, so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
@@ -862,9 +863,9 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #endif
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line && f == copy_vec) {
-            if (c->pf_line == 2 && size >= GCOMMI_PF_WALK_BLOCK_MIN &&
-                size <= GCOMMI_PF_WALK_BLOCK_MAX &&
-                (stride >= GCOMMI_PAGE || stride <= -GCOMMI_PAGE))
+            const int64_t astride = stride < 0 ? -stride : stride;
+            if (size >= GCOMMI_PF_WALK_BLOCK_MIN && size <= GCOMMI_PF_WALK_BLOCK_MAX &&
+                astride >= GCOMMI_PAGE && count > 0 && astride <= GCOMMI_PF_WALK_SPAN_MAX / count)
                 strided_vec_walk(p, mem, size, stride, count, c->pack);
             else
                 strided_vec_pf(p, mem, size, stride, count, c->pack);
