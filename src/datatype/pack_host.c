@@ -732,7 +732,7 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
  * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
  * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where the pages' translations are the limit),
- * while 2 KiB every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 8 on 2 MiB pages. For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB
+ * while 2 KiB every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB
  * pack, so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
