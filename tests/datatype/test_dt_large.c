@@ -26,39 +26,8 @@
 #include <string.h>
 
 #include "gcomm/datatype.h"
+#include "block_check.h"
 #include "testutil.h"
-
-/* One block of the typemap, in packing order: bytes [off, off + len) of the typed buffer. */
-typedef struct {
-    size_t off, len;
-} block_t;
-
-typedef struct {
-    block_t *b;
-    size_t n, cap;
-    size_t packed, span;
-} blocks_t;
-
-static int add_block(blocks_t *l, size_t off, size_t len)
-{
-    if (l->n && l->b[l->n - 1].off + l->b[l->n - 1].len == off) { /* merge contiguous runs */
-        l->b[l->n - 1].len += len;
-    } else {
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 1024;
-            block_t *nb = realloc(l->b, cap * sizeof *nb);
-            if (!nb) return -1;
-            l->b = nb;
-            l->cap = cap;
-        }
-        l->b[l->n].off = off;
-        l->b[l->n].len = len;
-        l->n++;
-    }
-    l->packed += len;
-    if (off + len > l->span) l->span = off + len;
-    return 0;
-}
 
 /* A gcomm call in a shape's construction: counted and reported by the harness; the shape is
  * abandoned when it fails. */
@@ -76,7 +45,7 @@ static int shape_vector(size_t target, int bl, gcomm_datatype *t, blocks_t *l)
     size_t n = (target + 8 * (size_t)bl - 1) / (8 * (size_t)bl) + 3;
     CHECK_GC(gcomm_type_vector((int)n, bl, 2 * bl, GCOMM_DOUBLE, t));
     for (size_t i = 0; i < n; i++)
-        if (add_block(l, i * 16 * (size_t)bl, 8 * (size_t)bl)) return -1;
+        if (blocks_add(l, i * 16 * (size_t)bl, 8 * (size_t)bl)) return -1;
     return 0;
 }
 
@@ -89,7 +58,7 @@ static int shape_lower_tri(size_t target, gcomm_datatype *t, blocks_t *l)
     if (!len) return -1;
     int *disp = len + n; /* the type's arguments and the reference's blocks from one loop */
     size_t i = 0;
-    for (; i < n && add_block(l, 8 * i * n, 8 * (i + 1)) == 0; i++) {
+    for (; i < n && blocks_add(l, 8 * i * n, 8 * (i + 1)) == 0; i++) {
         len[i] = (int)(i + 1);
         disp[i] = (int)(i * n);
     }
@@ -118,7 +87,7 @@ static int shape_subarray4d(size_t target, gcomm_datatype *t, blocks_t *l)
             for (int c = 0; c < sub[2]; c++) {
                 size_t idx = (((size_t)(a + starts[0]) * sizes[1] + (b + starts[1])) * sizes[2] +
                               (c + starts[2])) * sizes[3] + starts[3];
-                if (add_block(l, 8 * idx, 8 * (size_t)sub[3])) return -1;
+                if (blocks_add(l, 8 * idx, 8 * (size_t)sub[3])) return -1;
             }
     return 0;
 }
@@ -134,7 +103,7 @@ static int shape_struct(size_t target, gcomm_datatype *t, blocks_t *l, size_t *c
     CHECK_GC(gcomm_type_resized(raw, 0, 24, t));
     CHECK_GC(gcomm_type_free(&raw));
     for (size_t i = 0; i < n; i++)
-        if (add_block(l, 24 * i, 17)) return -1; /* 8 + 4 + 4 + 1 bytes, contiguous */
+        if (blocks_add(l, 24 * i, 17)) return -1; /* 8 + 4 + 4 + 1 bytes, contiguous */
     *count = n;
     return 0;
 }
@@ -152,100 +121,11 @@ static int shape_transpose(size_t target, gcomm_datatype *t, blocks_t *l)
     CHECK_GC(gcomm_type_free(&col8));
     for (size_t j = 0; j < n; j++)
         for (size_t i = 0; i < n; i++)
-            if (add_block(l, 8 * (i * n + j), 8)) return -1;
+            if (blocks_add(l, 8 * (i * n + j), 8)) return -1;
     return 0;
 }
 
 static uint64_t rng_state;
-
-static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i]) return i;
-    return n;
-}
-
-/* Packs and unpacks count x t over the typed span of l, against the block list; failures go to
- * the harness. */
-static void check_shape(const char *name, gcomm_datatype t, size_t count, const blocks_t *l,
-                        size_t shift, size_t packed_shift)
-{
-    const int failures = gcommt_failures;
-    size_t size = 0;
-    TEST_OK(gcomm_pack_size(count, t, &size));
-    TEST_CHECK(size == l->packed, "%s: gcomm_pack_size %zu, reference %zu", name, size, l->packed);
-    /* the typed buffers `shift` and the packed one `packed_shift` bytes past a page (malloc's
-     * large buffers are 16 past one; the engine takes other copies for blocks that begin whole
-     * cache lines, and a pack whose packed lines line up with the typed ones as well another) */
-    void *typed_base = NULL, *back_base = NULL, *packed_base = NULL;
-    if (posix_memalign(&typed_base, 4096, l->span + shift) != 0) typed_base = NULL;
-    if (posix_memalign(&back_base, 4096, l->span + shift) != 0) back_base = NULL;
-    if (posix_memalign(&packed_base, 4096, l->packed + packed_shift) != 0) packed_base = NULL;
-    unsigned char *typed = typed_base ? (unsigned char *)typed_base + shift : NULL,
-                  *back = back_base ? (unsigned char *)back_base + shift : NULL,
-                  *packed = packed_base ? (unsigned char *)packed_base + packed_shift : NULL,
-                  *ref = malloc(l->packed),
-                  *back_ref = malloc(l->span);
-    TEST_CHECK(typed && packed && ref && back && back_ref, "%s: out of memory", name);
-    if (gcommt_failures != failures) goto out;
-
-    gcommt_fill_random(typed, l->span, &rng_state);
-    memset(packed, 0x5a, l->packed); /* poison: a byte left unwritten shows */
-    size_t pos = 0;
-    int rc = gcomm_pack(typed, count, t, packed, l->packed, &pos);
-    size_t at = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        memcpy(ref + at, typed + l->b[i].off, l->b[i].len);
-        at += l->b[i].len;
-    }
-    size_t d = first_diff(packed, ref, l->packed);
-    TEST_CHECK(rc == GCOMM_SUCCESS && pos == l->packed && d == l->packed,
-               "%s pack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed, rc,
-               pos, d);
-
-    /* The same stream in three ranges cut inside blocks (gcomm_pack_range), each written at its
-     * offset of the poisoned buffer: the loops then start and stop at block counts that no group
-     * of blocks divides. */
-    const size_t cut[4] = {0, (l->packed / 3) & ~(size_t)7, (2 * l->packed / 3 + 24) & ~(size_t)7,
-                           l->packed};
-    memset(packed, 0x5a, l->packed);
-    for (int r = 0; r < 3; r++)
-        TEST_OK(gcomm_pack_range(typed, count, t, cut[r], cut[r + 1] - cut[r], packed + cut[r]));
-    d = first_diff(packed, ref, l->packed);
-    TEST_CHECK(d == l->packed, "%s pack in 3 ranges (cuts %zu, %zu): first wrong byte %zu", name,
-               cut[1], cut[2], d);
-
-    /* Unpack packed data that differs from the typed source, into a poisoned buffer. */
-    gcommt_fill_random(ref, l->packed, &rng_state);
-    memset(back, 0xa5, l->span);
-    memset(back_ref, 0xa5, l->span);
-    at = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        memcpy(back_ref + l->b[i].off, ref + at, l->b[i].len);
-        at += l->b[i].len;
-    }
-    pos = 0;
-    rc = gcomm_unpack(ref, l->packed, &pos, back, count, t);
-    d = first_diff(back, back_ref, l->span);
-    TEST_CHECK(rc == GCOMM_SUCCESS && pos == l->packed && d == l->span,
-               "%s unpack %zu bytes: rc %d, position %zu, first wrong byte %zu", name, l->packed,
-               rc, pos, d);
-    memset(back, 0xa5, l->span);
-    for (int r = 0; r < 3; r++)
-        TEST_OK(gcomm_unpack_range(ref + cut[r], cut[r], cut[r + 1] - cut[r], back, count, t));
-    d = first_diff(back, back_ref, l->span);
-    TEST_CHECK(d == l->span, "%s unpack in 3 ranges: first wrong byte %zu", name, d);
-    if (gcommt_failures == failures)
-        printf("ok %-12s %10zu packed bytes, %9zu blocks, typed buffers page + %zu, packed page "
-               "+ %zu\n",
-               name, l->packed, l->n, shift, packed_shift);
-out:
-    free(typed_base);
-    free(packed_base);
-    free(ref);
-    free(back_base);
-    free(back_ref);
-}
 
 int main(int argc, char **argv)
 {
@@ -276,9 +156,9 @@ int main(int argc, char **argv)
         TEST_CHECK(rc == 0, "%s: building the type or its reference", names[s]);
         if (rc == 0) {
             TEST_OK(gcomm_type_commit(&t));
-            check_shape(names[s], t, count, &l, 16, 16);
-            check_shape(names[s], t, count, &l, 0, 16);
-            check_shape(names[s], t, count, &l, 0, 0);
+            blocks_check(names[s], t, count, &l, 0, 16, 16, 0, &rng_state);
+            blocks_check(names[s], t, count, &l, 0, 0, 16, 0, &rng_state);
+            blocks_check(names[s], t, count, &l, 0, 0, 0, 0, &rng_state);
             gcomm_type_free(&t);
         }
         free(l.b);
