@@ -32,12 +32,17 @@
  *   rd_only, rd_only_desc, wr_only   bounds: the read or the write half of the copy alone
  *   blk_avx2_pfl    blk_avx2 prefetching the first line of the block two ahead (what gcomm
  *                   does on Zen 4 in the cache)
+ *   blk_avx2_walk   blk_avx2 prefetching the whole block two ahead from its end down while it
+ *                   copies (what gcomm does on Zen 4 in the cache for vector blocks of 1.5-3 KiB)
  *   gapless         bound: blk_avx2 with the typed side's blocks abutting (the gaps' cost)
  *   paired          bound: blk_avx2 with the blocks two to a page (what a page costs)
+ *   paired_pfl, paired_walk   bounds: paired with the prefetches of blk_avx2_pfl, blk_avx2_walk
  *   ilv8_nt         pack only: the blocks eight at a time, line by line, the next eight's lines
  *                   prefetched, whole lines streamed (what gcomm does past the caches)
  *   rd_ilv8         bound: the read half alone in that order (rd_only reads block by block
  *                   and bounds only loops that copy one block after the other)
+ * --huge-pages puts every buffer (memcpy's too) on transparent huge pages: what the loops lose to
+ * the 4 KiB pages they touch.
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
  * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
  * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
@@ -714,6 +719,63 @@ DEFINE_BLOCK_LOOPS(gapless, TGT_AVX2, cp_avx2, NO_FENCE, at, NOTHING_BEFORE)
 #define PAIRED_PLACE ((i & ~(size_t)1) * g->stride + (i & 1 ? prev : 0))
 DEFINE_BLOCK_LOOPS(paired, TGT_AVX2, cp_avx2, NO_FENCE, PAIRED_PLACE, NOTHING_BEFORE)
 
+/* cp_avx2 that also prefetches the lines of [pa, pa + pn) from its end down, two per 128 bytes
+ * copied and the rest after the copy (for reading when rw is 0, for writing when 1). */
+INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *pa, size_t pn,
+                                  int rw)
+{
+    const char *q = pa + pn;
+#define WALK_ONE                                                                              \
+    do {                                                                                    \
+        if (q > pa) {                                                                       \
+            q -= 64;                                                                        \
+            if (rw) __builtin_prefetch(q < pa ? pa : q, 1, 3);                              \
+            else __builtin_prefetch(q < pa ? pa : q, 0, 3);                                 \
+        }                                                                                   \
+    } while (0)
+    size_t i = 0;
+    if (n >= 32) {
+        for (; i + 128 <= n; i += 128) {
+            WALK_ONE;
+            WALK_ONE;
+            cp_avx2(d + i, s + i, 128);
+        }
+        if (i < n) cp_avx2(d + i, s + i, n - i);
+    } else {
+        cp_small(d, s, n);
+    }
+    while (q > pa) WALK_ONE;
+#undef WALK_ONE
+}
+
+/* blk_avx2_walk: blk_avx2 prefetching, while it copies block i, the whole block i + PFL_AHEAD from
+ * its end down (what gcomm does on Zen 4 in the cache for vector blocks of 1.5-3 KiB a page or
+ * more apart, pack_host.c strided_vec_walk; written here without its page-boundary case). BEFORE
+ * only names the direction for the copy. */
+#define WALK_RW(typed, i, rw) const int walk_rw = (rw)
+#define BLK_LEN(j) (g->len0 + (j) * g->inc)
+#define SHAPE_PLACE_OF(j) ((j) * g->stride)
+#define COPY_WALK(d_, s_, n_)                                                                 \
+    cp_avx2_walk(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + SHAPE_PLACE_OF(i + PFL_AHEAD) : typed, \
+                 i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+DEFINE_BLOCK_LOOPS(blk_avx2_walk, TGT_AVX2, COPY_WALK, NO_FENCE, i * g->stride, WALK_RW)
+
+/* paired_pfl and paired_walk: paired with the prefetches of blk_avx2_pfl and blk_avx2_walk (of
+ * block i + PFL_AHEAD where paired places it): the bound with the prefetches that raise the
+ * shape's own loop, so that the bound is not held lower by a plain loop's misses. */
+#define PAIRED_PLACE_OF(j) (((j) & ~(size_t)1) * g->stride + ((j) & 1 ? BLK_LEN((j) - 1) : 0))
+#define PREFETCH_LINE_AHEAD_PAIRED(typed, i, rw)                                              \
+    do {                                                                                    \
+        if ((i) + PFL_AHEAD < g->nblocks)                                                   \
+            __builtin_prefetch((typed) + PAIRED_PLACE_OF((i) + PFL_AHEAD), rw, 3);          \
+    } while (0)
+DEFINE_BLOCK_LOOPS(paired_pfl, TGT_AVX2, cp_avx2, NO_FENCE, PAIRED_PLACE,
+                   PREFETCH_LINE_AHEAD_PAIRED)
+#define COPY_WALK_PAIRED(d_, s_, n_)                                                          \
+    cp_avx2_walk(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + PAIRED_PLACE_OF(i + PFL_AHEAD) : typed, \
+                 i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+DEFINE_BLOCK_LOOPS(paired_walk, TGT_AVX2, COPY_WALK_PAIRED, NO_FENCE, PAIRED_PLACE, WALK_RW)
+
 /* ---- blocks in groups of ILV_WAYS, line by line ------------------------------------------------
  * ilv8_nt (pack only; its unpack is blk_avx2_nt's): the blocks ILV_WAYS at a time, line l of each
  * block of the group, then line l + 64, ..., line l of the next group's blocks prefetched first,
@@ -882,6 +944,9 @@ static const variant_t variants[] = {
     {"wr_only", op_wr_only_pack, op_wr_only_unpack, "avx2", 1},
     {"gapless", op_gapless_pack, op_gapless_unpack, "avx2", 1},
     {"paired", op_paired_pack, op_paired_unpack, "avx2", 1},
+    {"blk_avx2_walk", op_blk_avx2_walk_pack, op_blk_avx2_walk_unpack, "avx2", 0},
+    {"paired_pfl", op_paired_pfl_pack, op_paired_pfl_unpack, "avx2", 1},
+    {"paired_walk", op_paired_walk_pack, op_paired_walk_unpack, "avx2", 1},
     {"ilv8_nt", op_ilv8_nt_pack, op_ilv8_nt_unpack, "avx2", 0},
     {"rd_ilv8", op_rd_ilv8_pack, op_rd_ilv8_unpack, "avx2", 1},
 #endif
@@ -986,7 +1051,7 @@ static void usage(FILE *f)
             "usage: bench_pack_cpu_ceiling [--csv FILE] [--min-bytes N] [--max-bytes N]\n"
             "                              [--shapes a,b] [--repeat R] [--min-time S]\n"
             "                              [--pf-ahead BYTES] [--pf-hint H] [--loops a,b]\n"
-            "                              [--warm-calls N] [--quick]\n"
+            "                              [--warm-calls N] [--huge-pages] [--quick]\n"
             "  --csv FILE       CSV output, one line per (run, shape, size, op, loop)\n"
             "  --min-bytes N    smallest packed size (default 1K); sizes go up by 4x\n"
             "  --max-bytes N    largest packed size (default 256M; K/M/G suffixes)\n"
@@ -1000,6 +1065,8 @@ static void usage(FILE *f)
             "  --loops LIST     loops to time besides memcpy (default all)\n"
             "  --warm-calls N   untimed calls before every sample, at least (as far as they take\n"
             "                   <= 50 ms; default 10)\n"
+            "  --huge-pages     every buffer on transparent huge pages (madvise), memcpy's too:\n"
+            "                   the loops without the 4 KiB pages' translations\n"
             "  --quick          smoke run: up to 1M, 0.02 s per measurement\n"
             "loops:");
     for (int v = 0; v < NVARIANTS; v++)
@@ -1069,6 +1136,9 @@ static int run_one(const shape_t *sh, size_t target, const settings_t *set, int 
     memset(b.dst, SENTINEL, g.span + GUARD);
     memset(b.out, SENTINEL, g.packed + GUARD);
     reference_pack(&g, b.src, b.ref);
+    if (bench_huge_pages())
+        fprintf(tab, "# %s %zu: the process holds %zu MiB on huge pages\n", sh->name, g.packed,
+                bench_huge_page_bytes() >> 20);
 
     for (int dir = 0; dir < 2; dir++) {
         bench_op_t ops[NVARIANTS];
@@ -1193,6 +1263,8 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--min-time") == 0 && v) {
             min_time = atof(v);
             i++;
+        } else if (strcmp(a, "--huge-pages") == 0) {
+            bench_set_huge_pages(1);
         } else if (strcmp(a, "--repeat") == 0 && v && atoi(v) >= 1) {
             repeat = atoi(v);
             i++;
@@ -1249,9 +1321,10 @@ int main(int argc, char **argv)
     bench_print_environment(tab, argc, argv);
     fprintf(tab, "# median of >= %d samples and >= %.2f s per loop, >= %d untimed calls before each;"
                  " memcpy in GB/s (packed bytes), every other column in %% of memcpy (median of the"
-                 " per-round ratios); prefetch %zu bytes ahead, hint %s\n",
+                 " per-round ratios); prefetch %zu bytes ahead, hint %s; %s pages\n",
             opts.min_runs, opts.min_time_s, opts.warm_calls, set.pf_ahead,
-            (const char *[]){"nta", "t2", "t1", "t0"}[set.pf_hint]);
+            (const char *[]){"nta", "t2", "t1", "t0"}[set.pf_hint],
+            bench_huge_pages() ? "2 MiB (transparent huge)" : "4 KiB");
 
     int nsizes = 0;
     for (size_t t = min_bytes; t <= max_bytes; t *= 4)

@@ -719,8 +719,7 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * lines 32-59 of every page, and none past the block when the block ahead had been prefetched from
  * its end down (the copy then hits lines already there). Taken for blocks of
  * GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes a page or more apart over at most GCOMMI_PF_WALK_SPAN_MAX
- * bytes (2048 pages; with the packed side's, within the 3072 entries of Zen 4's L2 TLB), where it
- * won. vector(n, bl, stride) of doubles
+ * bytes (2048 pages), where it won. vector(n, bl, stride) of doubles
  * against strided_vec_pf in the same minutes, machine D, 2026-11-29, % of memcpy, pack / unpack,
  * two rounds:
  *   2 KiB every 4 KiB, 1 MiB: 84 / 79-82 -> 93 / 93-95; 2 MiB: 83 / 82 -> 92 / 93-94
@@ -731,9 +730,11 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * and lost for 1 KiB every 4 KiB (pack up to 10 points at 2 MiB, though unpack won) and every
  * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
  * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
- * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where the pages' translations are the limit),
- * while 2 KiB every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB
- * pack, so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
+ * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where every page not next to the one before
+ * costs about 10 ns whatever the loop: bench_pack_cpu_ceiling --huge-pages), while 2 KiB every
+ * 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows
+ * (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
+ * to 1, 2 or 4 KiB), so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
                                                             int64_t stride, int64_t count, int pack)
