@@ -730,8 +730,8 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * and lost for 1 KiB every 4 KiB (pack up to 10 points at 2 MiB, though unpack won) and every
  * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
  * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
- * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where every page not next to the one before
- * costs about 10 ns whatever the loop: bench_pack_cpu_ceiling --huge-pages), while 2 KiB every
+ * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where every page entered by a jump costs
+ * 13-21 ns whatever the loop: bench_pack_cpu_ceiling --huge-pages), while 2 KiB every
  * 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows
  * (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
  * to 1, 2 or 4 KiB), so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
