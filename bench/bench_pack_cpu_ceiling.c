@@ -755,9 +755,10 @@ INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *
 #define WALK_RW(typed, i, rw) const int walk_rw = (rw)
 #define BLK_LEN(j) (g->len0 + (j) * g->inc)
 #define SHAPE_PLACE_OF(j) ((j) * g->stride)
-#define COPY_WALK(d_, s_, n_)                                                                 \
-    cp_avx2_walk(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + SHAPE_PLACE_OF(i + PFL_AHEAD) : typed, \
+#define WALK_AHEAD(PLACE_OF, d_, s_, n_)                                                      \
+    cp_avx2_walk(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + PLACE_OF(i + PFL_AHEAD) : typed, \
                  i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+#define COPY_WALK(d_, s_, n_) WALK_AHEAD(SHAPE_PLACE_OF, d_, s_, n_)
 DEFINE_BLOCK_LOOPS(blk_avx2_walk, TGT_AVX2, COPY_WALK, NO_FENCE, i * g->stride, WALK_RW)
 
 /* paired_pfl and paired_walk: paired with the prefetches of blk_avx2_pfl and blk_avx2_walk (of
@@ -771,9 +772,7 @@ DEFINE_BLOCK_LOOPS(blk_avx2_walk, TGT_AVX2, COPY_WALK, NO_FENCE, i * g->stride, 
     } while (0)
 DEFINE_BLOCK_LOOPS(paired_pfl, TGT_AVX2, cp_avx2, NO_FENCE, PAIRED_PLACE,
                    PREFETCH_LINE_AHEAD_PAIRED)
-#define COPY_WALK_PAIRED(d_, s_, n_)                                                          \
-    cp_avx2_walk(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + PAIRED_PLACE_OF(i + PFL_AHEAD) : typed, \
-                 i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+#define COPY_WALK_PAIRED(d_, s_, n_) WALK_AHEAD(PAIRED_PLACE_OF, d_, s_, n_)
 DEFINE_BLOCK_LOOPS(paired_walk, TGT_AVX2, COPY_WALK_PAIRED, NO_FENCE, PAIRED_PLACE, WALK_RW)
 
 /* ---- blocks in groups of ILV_WAYS, line by line ------------------------------------------------
@@ -1066,7 +1065,7 @@ static void usage(FILE *f)
             "  --warm-calls N   untimed calls before every sample, at least (as far as they take\n"
             "                   <= 50 ms; default 10)\n"
             "  --huge-pages     every buffer on transparent huge pages (madvise), memcpy's too:\n"
-            "                   the loops without the 4 KiB pages' translations\n"
+            "                   what the loops lose to 4 KiB pages\n"
             "  --quick          smoke run: up to 1M, 0.02 s per measurement\n"
             "loops:");
     for (int v = 0; v < NVARIANTS; v++)
