@@ -68,6 +68,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "bench_move_avx2.h"
 #define CEIL_X86 1
 #else
 #define CEIL_X86 0
@@ -200,16 +202,7 @@ INLINE TGT_AVX2 void cp_avx2(char *d, const char *s, size_t n)
         return;
     }
     size_t i = 0;
-    for (; i + 128 <= n; i += 128) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
-        __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
-        _mm256_storeu_si256((__m256i *)(d + i), a);
-        _mm256_storeu_si256((__m256i *)(d + i + 32), b);
-        _mm256_storeu_si256((__m256i *)(d + i + 64), c);
-        _mm256_storeu_si256((__m256i *)(d + i + 96), e);
-    }
+    for (; i + 128 <= n; i += 128) bench_move128_avx2(d + i, s + i);
     for (; i + 32 <= n; i += 32)
         _mm256_storeu_si256((__m256i *)(d + i), _mm256_loadu_si256((const __m256i *)(s + i)));
     if (i < n)

@@ -34,22 +34,13 @@
 #include <immintrin.h>
 #include <x86intrin.h>
 
+#include "bench_move_avx2.h"
+
 #define LINE 64
 
 typedef enum { LOOP_FORWARD, LOOP_DOWN, LOOP_BACKWARD, NLOOPS } loop_t;
 static const char *const loop_names[NLOOPS] = {"forward", "down", "backward"};
 
-__attribute__((target("avx2"))) static inline void move128(char *d, const char *s)
-{
-    __m256i a = _mm256_loadu_si256((const __m256i *)s);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
-    __m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
-    __m256i e = _mm256_loadu_si256((const __m256i *)(s + 96));
-    _mm256_storeu_si256((__m256i *)d, a);
-    _mm256_storeu_si256((__m256i *)(d + 32), b);
-    _mm256_storeu_si256((__m256i *)(d + 64), c);
-    _mm256_storeu_si256((__m256i *)(d + 96), e);
-}
 
 /* One pass of `loop` over nb blocks of blk bytes (a multiple of 128) every stride bytes. */
 __attribute__((target("avx2"))) static void pack_blocks(loop_t loop, char *dst, const char *src,
@@ -58,7 +49,7 @@ __attribute__((target("avx2"))) static void pack_blocks(loop_t loop, char *dst, 
     for (size_t b = 0; b < nb; b++, dst += blk, src += stride) {
         const char *ahead = b + 2 < nb ? src + 2 * stride : NULL;
         if (loop == LOOP_BACKWARD) {
-            for (size_t i = blk; i >= 128; i -= 128) move128(dst + i - 128, src + i - 128);
+            for (size_t i = blk; i >= 128; i -= 128) bench_move128_avx2(dst + i - 128, src + i - 128);
             continue;
         }
         if (loop == LOOP_FORWARD && ahead) __builtin_prefetch(ahead, 0, 3);
@@ -69,7 +60,7 @@ __attribute__((target("avx2"))) static void pack_blocks(loop_t loop, char *dst, 
                 __builtin_prefetch(q - 2 * LINE, 0, 3);
                 q -= 2 * LINE;
             }
-            move128(dst + i, src + i);
+            bench_move128_avx2(dst + i, src + i);
         }
     }
 }

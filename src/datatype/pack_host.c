@@ -731,11 +731,12 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
  * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
  * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where every page entered by a jump costs
- * 13-21 ns whatever the loop: bench_pack_cpu_ceiling --huge-pages), while 2 KiB every
- * 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows
+ * 10-31 ns whatever the loop: bench_page_jump, bench_pack_cpu_ceiling --huge-pages), while 2 KiB
+ * every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows
  * (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
- * to 1, 2 or 4 KiB), so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
- * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
+ * to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB), so indexed nodes keep the first
+ * line. The copy is vec_bytes' loop written again with the prefetches, not vec_bytes with an
+ * empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
                                                             int64_t stride, int64_t count, int pack)
 {
