@@ -131,6 +131,13 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
     vec_bytes(dst, src, n);
 }
 
+/* A line of a block ahead: to be read when packing, written when unpacking. */
+static inline void prefetch_line(const char *a, int pack)
+{
+    if (pack) __builtin_prefetch(a, 0, 3);
+    else __builtin_prefetch(a, 1, 3);
+}
+
 /* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
  * glibc's memcpy makes them there, instead of four 32-byte ones. bench_pack_cpu, the Zen 5 VM,
  * this loop against rows_vec in the same binary, alternating, two rounds (2026-11-27): vector_bl16
@@ -160,19 +167,33 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * only for rows up to 128 bytes: vector_bl16 pack 0.92-0.93x -> 0.98-1.05x MPI_Pack at 1-4 MiB
  * and 0.82-0.93x -> 0.96-0.98x at 64-256 MiB, but subarray4d's 256-byte rows packed at 0.76x
  * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
- * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block. */
+ * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block.
+ * ahead > 0 (c->pf_line: Zen 4, operations in the cache): the first line of the row `ahead` rows
+ * on is prefetched (GCOMMI_ROWS_PF_AHEAD). bench_pack_cpu on machine D (2026-11-29, this against
+ * no prefetch in one build, three alternating rounds), vector_bl16 (128-byte rows 256 bytes
+ * apart), x MPI_Pack / % of memcpy: 1 MiB pack 0.96-1.04x / 83-85% -> 1.13-1.16x / 97-98%, unpack
+ * 0.98-1.01x / 79-80% -> 1.16-1.25x / 96-98%; 4 MiB pack 1.03-1.05x / 68-72% -> 1.09-1.14x /
+ * 75-78%, unpack 1.03-1.09x / 65-69% -> 1.17-1.25x / 77-78%; 64 KiB unchanged. Distances of 8
+ * to 32 rows measured alike from 1 MiB, 2 and 4 lower in some rounds; 8 was the best at 256 KiB
+ * (unpack 89-90% -> 97%). The
+ * same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4 in the cache) gained at 4 MiB
+ * (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB (0.83-1.12x against 0.88-1.15x): those
+ * keep one memcpy per row. */
 __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
-                                                     int64_t stride, int64_t count, int pack)
+                                                     int64_t stride, int64_t count, int pack,
+                                                     int64_t ahead)
 {
     for (int64_t r = 0; r < count; r++, p += size, mem += stride) {
         char *d = pack ? p : mem;
         const char *s = pack ? mem : p;
         int64_t i = 0;
+        if (ahead && r + ahead < count) prefetch_line(mem + ahead * stride, pack);
         for (; i + 128 <= size; i += 128) move128_avx2(d + i, s + i);
         for (; i < size; i += 32) move32_avx2(d + i, s + i);
     }
 }
 #define GCOMMI_HAVE_ROWS_VEC 1
+#define GCOMMI_ROWS_PF_AHEAD 8
 #define GCOMMI_ROWS_VEC_MAX_AMD 128
 #define GCOMMI_ROWS_VEC_MAX_OTHER 992 /* below GCOMMI_MID_MIN */
 
@@ -454,7 +475,9 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   lower_tri at 4 MiB pack 1.09-1.14x -> 1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack
      *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. A vector's blocks of 1.5-3 KiB a page or more
      *   apart, over at most GCOMMI_PF_WALK_SPAN_MAX bytes, prefetch the block ahead whole, from
-     *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy). */
+     *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy), and
+     *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
+     *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
     c->pf_line = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
@@ -661,12 +684,6 @@ static char *gather_indexed(char *p, const char *m, const int64_t *displs, const
  * line by line from its start, lost (vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against
  * 74-85%, 2026-11-29); from its end down it wins for some vectors (strided_vec_walk). */
 #define GCOMMI_PF_LINE_AHEAD 2
-/* The first line of a block ahead: to be read when packing, written when unpacking. */
-static inline void prefetch_line(const char *a, int pack)
-{
-    if (pack) __builtin_prefetch(a, 0, 3);
-    else __builtin_prefetch(a, 1, 3);
-}
 
 /* Prefetches the line before *q, if it is not below lo (the first line of the range: a range need
  * not start on a line). */
@@ -858,7 +875,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #ifdef GCOMMI_HAVE_ROWS_VEC
         if (f == copy_plain && size % 32 == 0 && size <= c->rows_vec_max) {
             if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
-            else rows_vec(p, mem, size, stride, count, c->pack);
+            else rows_vec(p, mem, size, stride, count, c->pack,
+                          c->pf_line ? GCOMMI_ROWS_PF_AHEAD : 0);
             c->packed = p + count * size;
             return;
         }

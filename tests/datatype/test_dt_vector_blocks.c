@@ -11,7 +11,8 @@
  * page boundaries), two pages, less than a page, and negative. block_check.c compares every packed
  * byte with a reference written block by block from the geometry, checks that the unpack restores
  * the blocks and leaves every gap byte as it was, and does each operation also in three ranges cut
- * inside blocks. */
+ * inside blocks. Rows of 96-160 bytes at short strides cover the rows loop (rows_vec) and its
+ * prefetch of the row ahead. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -65,6 +66,20 @@ int main(void)
             check_vector(3, bls[i], strides[j]);
             geometries += 2;
         }
+    /* rows of 96-128 bytes (rows_vec, which prefetches the row 8 ahead on Zen 4 in the cache)
+     * and just past them, at strides of two rows, one row plus 8 bytes and negative; counts up to
+     * and past the prefetch distance */
+    static const int rows[] = {96, 128, 100, 160};
+    static const long row_strides[] = {256, 136, 168, -256};
+    static const int row_counts[] = {8, 9, 17, 8192};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        for (size_t j = 0; j < sizeof row_strides / sizeof *row_strides; j++)
+            for (size_t k = 0; k < sizeof row_counts / sizeof *row_counts; k++) {
+                const long as = row_strides[j] < 0 ? -row_strides[j] : row_strides[j];
+                if (as < rows[i]) continue;
+                check_vector(row_counts[k], rows[i], row_strides[j]);
+                geometries++;
+            }
     printf("%d geometries checked\n", geometries);
     return gcommt_finish("test_dt_vector_blocks");
 }
