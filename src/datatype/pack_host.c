@@ -178,9 +178,7 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * (unpack 89-90% -> 97%). The
  * same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4 in the cache) gained at 4 MiB
  * (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB (0.83-1.12x against 0.88-1.15x): those
- * keep one memcpy per row, with the same prefetch in strided_any (subarray4d, two alternating
- * rounds at 2-4 MiB and three at 64-512 KiB: 4 MiB pack 1.02-1.03x -> 1.10-1.12x, unpack
- * 0.98-1.04x -> 1.08-1.11x; 2 MiB 1.00-1.03x -> 1.01-1.07x; 64 KiB-1 MiB within noise). */
+ * keep one memcpy per row. */
 __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
                                                      int64_t stride, int64_t count, int pack,
                                                      int64_t ahead)
@@ -478,9 +476,8 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. A vector's blocks of 1.5-3 KiB a page or more
      *   apart, over at most GCOMMI_PF_WALK_SPAN_MAX bytes, prefetch the block ahead whole, from
      *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy), and
-     *   rows of 65-1023 bytes (rows_vec or one memcpy each) prefetch the row GCOMMI_ROWS_PF_AHEAD
-     *   ahead (vector_bl16 at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack, subarray4d at 4 MiB
-     *   0.98-1.04x -> 1.08-1.12x). */
+     *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
+     *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
     c->pf_line = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
@@ -903,14 +900,7 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
             return;
         }
 #endif
-        if (f == copy_plain && c->pf_line) { /* rows_vec's prefetch, for rows it does not take */
-            const int64_t a = GCOMMI_ROWS_PF_AHEAD;
-            for (int64_t i = 0; i < count; i++) {
-                if (i + a < count) prefetch_line(mem + (i + a) * stride, c->pack);
-                if (c->pack) memcpy(p + i * size, mem + i * stride, (size_t)size);
-                else memcpy(mem + i * stride, p + i * size, (size_t)size);
-            }
-        } else if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
+        if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
             if (c->pack)
                 for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
             else

@@ -11,8 +11,8 @@
  * page boundaries), two pages, less than a page, and negative. block_check.c compares every packed
  * byte with a reference written block by block from the geometry, checks that the unpack restores
  * the blocks and leaves every gap byte as it was, and does each operation also in three ranges cut
- * inside blocks. Rows of 96-160 bytes at short strides cover the rows loop (rows_vec), the
- * memcpy per row that takes 100- and 160-byte rows, and their prefetch of the row ahead. */
+ * inside blocks. Rows of 96-160 bytes at short strides cover the rows loop (rows_vec) and its
+ * prefetch of the row ahead. */
 #include <stdio.h>
 #include <stdlib.h>
 
