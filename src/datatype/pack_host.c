@@ -175,10 +175,10 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * 0.98-1.01x / 79-80% -> 1.16-1.25x / 96-98%; 4 MiB pack 1.03-1.05x / 68-72% -> 1.09-1.14x /
  * 75-78%, unpack 1.03-1.09x / 65-69% -> 1.17-1.25x / 77-78%; 64 KiB unchanged. Distances of 8
  * to 32 rows measured alike from 1 MiB, 2 and 4 lower in some rounds; 8 was the best at 256 KiB
- * (unpack 89-90% -> 97%). The
- * same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4 in the cache) gained at 4 MiB
- * (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB (0.83-1.12x against 0.88-1.15x): those
- * keep one memcpy per row. */
+ * (unpack 89-90% -> 97%). The same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4
+ * in the cache) gained at 4 MiB (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB
+ * (0.83-1.12x against 0.88-1.15x), and the prefetch in their memcpy per row lost 0.03-0.06x at
+ * 1 MiB (docs/BENCHMARKS.md, session 32): those rows keep one memcpy each, without it. */
 __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
                                                      int64_t stride, int64_t count, int pack,
                                                      int64_t ahead)
