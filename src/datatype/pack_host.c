@@ -42,7 +42,8 @@ typedef struct {
                              from stream_min_block(): gather_group) */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
                              its first line or, for the vectors strided_vec_walk takes, all of it
-                             from its end down */
+                             from its end down; rows by rows_vec: the first line of the row
+                             GCOMMI_ROWS_PF_AHEAD ahead */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -66,6 +67,8 @@ typedef struct {
 #define GCOMMI_PAGE 4096 /* where the hardware prefetchers stop */
 
 static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
+
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
 /* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves (both inside [0, n)) instead of
  * a memcpy call per odd-sized element, e.g. a 17-byte struct. */
@@ -883,7 +886,7 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #endif
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line && f == copy_vec) {
-            const int64_t astride = stride < 0 ? -stride : stride;
+            const int64_t astride = abs64(stride);
             if (size >= GCOMMI_PF_WALK_BLOCK_MIN && size <= GCOMMI_PF_WALK_BLOCK_MAX &&
                 astride >= GCOMMI_PAGE && count > 0 && astride <= GCOMMI_PF_WALK_SPAN_MAX / count)
                 strided_vec_walk(p, mem, size, stride, count, c->pack);
@@ -975,8 +978,6 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
 }
 
 static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin);
-
-static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
 /* count whole instances of node ch whose origins are base, base + stride, ... */
 static void full_vec(ctx_t *c, const gcommi_dl_t *ch, char *base, int64_t stride, int64_t count)
