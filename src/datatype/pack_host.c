@@ -181,7 +181,8 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * (unpack 89-90% -> 97%). The same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4
  * in the cache) gained at 4 MiB (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB
  * (0.83-1.12x against 0.88-1.15x), and the prefetch in their memcpy per row lost 0.03-0.06x at
- * 1 MiB (docs/BENCHMARKS.md, session 32): those rows keep one memcpy each, without it. */
+ * 1 MiB (docs/BENCHMARKS.md, session 32): below GCOMMI_ROWS_WIDE_MIN those rows keep one memcpy
+ * each, without it; from there they come here (select_copies). */
 __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
                                                      int64_t stride, int64_t count, int pack,
                                                      int64_t ahead)
@@ -199,6 +200,9 @@ __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t
 #define GCOMMI_ROWS_PF_AHEAD 8
 #define GCOMMI_ROWS_VEC_MAX_AMD 128
 #define GCOMMI_ROWS_VEC_MAX_OTHER 992 /* below GCOMMI_MID_MIN */
+/* Zen 4: operations from this size take rows up to GCOMMI_ROWS_VEC_MAX_OTHER (select_copies):
+ * twice its 1 MiB L2, where the rows a pack reads no longer stay in it between calls. */
+#define GCOMMI_ROWS_WIDE_MIN ((size_t)2 << 20)
 
 /* Blocks that do not stream, when unpacking: rep movsb. Scattering into blocks,
  * bench_pack_cpu_ceiling measured rep movsb per block at 94-110% of one memcpy (vector_bl256 and
@@ -452,8 +456,11 @@ static void select_copies(ctx_t *c, size_t bytes)
      * - packs from stream_min(1): 128-byte rows by rows_vec instead of rows_zmm128 (vector_bl16
      *   0.91-0.98x -> 1.00-1.07x at 16-256 MiB) and rows of up to 992 bytes by rows_vec instead of
      *   one memcpy each (subarray4d's 256- and 512-byte rows 0.88-0.95x -> 1.01-1.11x at 16-64
-     *   MiB); operations in the cache keep the AMD rows (rows_vec for 256- and 512-byte rows
-     *   there: subarray4d unpack at 1-4 MiB 0.93-1.04x against 0.94-1.01x, a tie);
+     *   MiB); so do packs and unpacks from GCOMMI_ROWS_WIDE_MIN, where rows_vec also prefetches
+     *   the row ahead (c->pf_line): subarray4d (256-byte rows), three alternating rounds on
+     *   2026-11-29, pack / unpack at 4 MiB 1.00-1.02 / 0.98x -> 1.13-1.16 / 1.18-1.22x, at 2 MiB
+     *   1.01-1.04 / 0.97-0.99x -> 1.05-1.08 / 1.02-1.09x; at 1 MiB it lost (unpack 0.99-1.01x ->
+     *   0.93-1.00x), and smaller operations keep the AMD rows (one memcpy each);
      * - transposing tiles of 16 rows from GCOMMI_TILE_WIDE_MIN bytes: at 64 / 256 MiB pack 2.68 /
      *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
      *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
@@ -487,10 +494,9 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->gather_ilv = c->streams && c->pack;
     if (zen4) {
         c->pf_line = !c->streams;
-        if (c->pack && bytes >= stream_min(1)) {
-            c->rows_zmm = 0;
+        if (c->pack && bytes >= stream_min(1)) c->rows_zmm = 0;
+        if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= stream_min(1)))
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
-        }
         if (bytes >= GCOMMI_TILE_WIDE_MIN) {
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
                                                                     : GCOMMI_TILE_OTHER;

@@ -11,8 +11,8 @@
  * page boundaries), two pages, less than a page, and negative. block_check.c compares every packed
  * byte with a reference written block by block from the geometry, checks that the unpack restores
  * the blocks and leaves every gap byte as it was, and does each operation also in three ranges cut
- * inside blocks. Rows of 96-160 bytes at short strides cover the rows loop (rows_vec) and its
- * prefetch of the row ahead. */
+ * inside blocks. Rows of 96-160 bytes at short strides, and of 192-1000 bytes in operations just
+ * above and below 2 MiB, cover the rows loop (rows_vec) and its prefetch of the row ahead. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -80,6 +80,19 @@ int main(void)
                 check_vector(row_counts[k], rows[i], row_strides[j]);
                 geometries++;
             }
+    /* rows of 192-992 bytes in operations of more than 2 MiB (rows_vec with the row prefetch on
+     * Zen 4 from GCOMMI_ROWS_WIDE_MIN; one memcpy each below it) and one just below, at strides
+     * of two rows, one row plus 32 bytes and negative */
+    static const int wide_rows[] = {192, 256, 512, 992, 1000};
+    for (size_t i = 0; i < sizeof wide_rows / sizeof *wide_rows; i++) {
+        const long r = wide_rows[i];
+        const long wide_strides[] = {2 * r, r + 32, -2 * r};
+        for (size_t j = 0; j < sizeof wide_strides / sizeof *wide_strides; j++) {
+            check_vector((int)(((2 << 20) + 3 * r) / r), (int)r, wide_strides[j]);
+            check_vector((int)(((2 << 20) - r) / r), (int)r, wide_strides[j]);
+            geometries += 2;
+        }
+    }
     printf("%d geometries checked\n", geometries);
     return gcommt_finish("test_dt_vector_blocks");
 }
