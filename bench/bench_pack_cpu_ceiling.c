@@ -2,7 +2,7 @@
  *
  * Issue 2 asks gcomm_pack/gcomm_unpack to reach 90% of one memcpy of the packed byte count for
  * `vector_bl256` and `lower_tri`. This benchmark answers whether any CPU loop can: it times
- * ideal hand-written loops for exactly these two access patterns, with the geometry of
+ * ideal hand-written loops for exactly these access patterns, with the geometry of
  * bench_pack_cpu.c, against that memcpy and against gcomm, interleaved in one bench_measure call
  * on the same buffers (bench_util.h: warm-up, medians, descheduled samples dropped).
  *
@@ -10,8 +10,11 @@
  *                 count = bytes / 2048
  *   lower_tri     indexed: row i of an N x N matrix of doubles has i+1 elements at i*N, N the
  *                 smallest with 8 N (N+1) / 2 >= bytes
+ *   vector_bl16   vector(count, 16, 32) of doubles: rows of 128 bytes, 256 bytes apart (no
+ *                 memcpy target; its pack ties with MPI_Pack past the caches, and rd_only bounds
+ *                 it there)
  *
- * Both are "block i: len0 + i*inc bytes at i*stride", which the loops compute inline (no block
+ * All are "block i: len0 + i*inc bytes at i*stride", which the loops compute inline (no block
  * table, no datatype): they are what a pack engine could at best compile to. Loops (per block):
  *   blk_memcpy      libc memcpy per block (what gcomm and MPI do below their streaming sizes)
  *   blk_movsb       rep movsb per block
@@ -110,6 +113,23 @@ static int type_vector_bl256(const geom_t *g, gcomm_datatype *t)
     return gcomm_type_vector((int)g->nblocks, 256, 512, GCOMM_DOUBLE, t);
 }
 
+/* vector_bl16 as bench_pack_cpu.c builds it: vector(target / 128, 16, 32, double), rows of 128
+ * bytes 256 apart (the shape whose pack ties with MPI_Pack past the caches). */
+static int geom_vector_bl16(size_t target, geom_t *g)
+{
+    size_t count = target / (8 * 16);
+    if (count == 0 || count > INT_MAX / 2)
+        return 1;
+    *g = (geom_t){count, 2 * 16 * 8, 16 * 8, 0, count * 128, (count - 1) * 256 + 128, ""};
+    snprintf(g->desc, sizeof g->desc, "count=%zu bl=16 stride=32", count);
+    return 0;
+}
+
+static int type_vector_bl16(const geom_t *g, gcomm_datatype *t)
+{
+    return gcomm_type_vector((int)g->nblocks, 16, 32, GCOMM_DOUBLE, t);
+}
+
 /* lower_tri as bench_pack_cpu.c builds it: N the smallest with 8 N (N+1) / 2 >= target. */
 static int geom_lower_tri(size_t target, geom_t *g)
 {
@@ -143,6 +163,7 @@ static int type_lower_tri(const geom_t *g, gcomm_datatype *t)
 static const shape_t shapes[] = {
     {"vector_bl256", geom_vector_bl256, type_vector_bl256},
     {"lower_tri", geom_lower_tri, type_lower_tri},
+    {"vector_bl16", geom_vector_bl16, type_vector_bl16},
 };
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
@@ -1047,7 +1068,7 @@ static void usage(FILE *f)
             "  --csv FILE       CSV output, one line per (run, shape, size, op, loop)\n"
             "  --min-bytes N    smallest packed size (default 1K); sizes go up by 4x\n"
             "  --max-bytes N    largest packed size (default 256M; K/M/G suffixes)\n"
-            "  --shapes LIST    subset of: vector_bl256 lower_tri\n"
+            "  --shapes LIST    subset of: vector_bl256 lower_tri vector_bl16\n"
             "  --repeat R       runs of the whole sweep (default 1); R > 1 adds a summary\n"
             "                   table: median and range over the runs of each %% of memcpy\n"
             "  --min-time S     timed seconds per loop and measurement (default 0.2)\n"
