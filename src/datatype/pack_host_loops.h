@@ -1,0 +1,586 @@
+/* The block copy loops of the CPU engine (pack_host.c): fixed-size and vector moves, streaming
+ * stores, rows of 96-992 bytes, blocks gathered eight at a time past the caches, and the loops
+ * that prefetch the block or row ahead. Which of them an operation uses is decided once per
+ * operation by select_copies() (pack_host_select.h), from measurements recorded beside each loop
+ * and in docs/BENCHMARKS.md.
+ *
+ * Private to pack_host.c, which includes it once: the loops are static so that the walker's calls
+ * to them are inlined where the compiler finds it pays, as when they shared one file. */
+#ifndef GCOMM_DATATYPE_PACK_HOST_LOOPS_H
+#define GCOMM_DATATYPE_PACK_HOST_LOOPS_H
+
+#include <stdint.h>
+#include <string.h>
+
+typedef void (*copy_fn_t)(char *dst, const char *src, size_t n);
+
+/* Zen 4, operations in the cache: a vector's blocks of _BLOCK_MIN to _BLOCK_MAX bytes, a page or
+ * more apart, spanning at most _SPAN_MAX bytes, prefetch the block ahead whole from its end down
+ * (strided_vec_walk). */
+#define GCOMMI_PF_WALK_SPAN_MAX ((int64_t)8 << 20)
+#define GCOMMI_PF_WALK_BLOCK_MIN 1536
+#define GCOMMI_PF_WALK_BLOCK_MAX 3072
+#define GCOMMI_PAGE 4096 /* where the hardware prefetchers stop */
+
+static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, n); }
+
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves (both inside [0, n)) instead of
+ * a memcpy call per odd-sized element, e.g. a 17-byte struct. */
+#define GCOMMI_COPY_PAIR(W)                                                                    \
+    do {                                                                                       \
+        char a_[W], b_[W];                                                                     \
+        memcpy(a_, src, W);                                                                    \
+        memcpy(b_, src + n - (W), W);                                                          \
+        memcpy(dst, a_, W);                                                                    \
+        memcpy(dst + n - (W), b_, W);                                                          \
+    } while (0)
+static inline void copy_small(char *dst, const char *src, size_t n)
+{
+    if (n >= 32) GCOMMI_COPY_PAIR(32);
+    else if (n >= 16) GCOMMI_COPY_PAIR(16);
+    else if (n >= 8) GCOMMI_COPY_PAIR(8);
+    else if (n >= 4) GCOMMI_COPY_PAIR(4);
+    else if (n >= 2) GCOMMI_COPY_PAIR(2);
+    else *dst = *src;
+}
+#undef GCOMMI_COPY_PAIR
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* 32 and 128 bytes through 32-byte unaligned loads and stores (the loads of 128 first). */
+__attribute__((target("avx2"))) static inline void move32_avx2(char *dst, const char *src)
+{
+    _mm256_storeu_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)src));
+}
+__attribute__((target("avx2"))) static inline void move128_avx2(char *dst, const char *src)
+{
+    __m256i a = _mm256_loadu_si256((const __m256i *)src);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(src + 32));
+    __m256i x = _mm256_loadu_si256((const __m256i *)(src + 64));
+    __m256i y = _mm256_loadu_si256((const __m256i *)(src + 96));
+    _mm256_storeu_si256((__m256i *)dst, a);
+    _mm256_storeu_si256((__m256i *)(dst + 32), b);
+    _mm256_storeu_si256((__m256i *)(dst + 64), x);
+    _mm256_storeu_si256((__m256i *)(dst + 96), y);
+}
+
+/* Blocks of 1 KiB and more that do not stream, when packing: 32-byte unaligned loads and stores,
+ * not one libc memcpy call per block. glibc chooses its path on every call by size (on the
+ * CI-class EPYC: a vector loop below 2112 bytes, rep movsb above), which per block cost gcomm the
+ * last points against one memcpy of the packed bytes: bench_pack_cpu_ceiling (docs/BENCHMARKS.md,
+ * "CPU ceiling of the access patterns") measured memcpy per block at 87-92% of one memcpy when
+ * packing vector_bl256 and lower_tri at 1 MiB, and this loop at 93-100%. */
+__attribute__((target("avx2"), always_inline)) static inline void
+vec_bytes(char *dst, const char *src, size_t n)
+{
+    if (n < 32) {
+        if (n) copy_small(dst, src, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) move128_avx2(dst + i, src + i);
+    for (; i + 32 <= n; i += 32) move32_avx2(dst + i, src + i);
+    if (i < n) move32_avx2(dst + n - 32, src + n - 32); /* the last 32, overlapping: same values */
+}
+__attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src, size_t n)
+{
+    vec_bytes(dst, src, n);
+}
+
+/* A line of a block ahead: to be read when packing, written when unpacking. */
+static inline void prefetch_line(const char *a, int pack)
+{
+    if (pack) __builtin_prefetch(a, 0, 3);
+    else __builtin_prefetch(a, 1, 3);
+}
+
+/* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
+ * glibc's memcpy makes them there, instead of four 32-byte ones. bench_pack_cpu, the Zen 5 VM,
+ * this loop against rows_vec in the same binary, alternating, two rounds (2026-11-27): vector_bl16
+ * pack 0.97-1.04x -> 1.13-1.27x MPI_Pack at 16 MiB and 0.94-1.05x -> 1.07-1.13x at 64 MiB, but
+ * 1.03-1.06x -> 0.97-1.02x at 4 MiB, in the cache (hence only from stream_min(1)); the same moves
+ * for every row of 128-512 bytes, unpack too, packed subarray4d's 256- and 512-byte rows at
+ * 0.73-0.84x at 16-64 MiB. */
+__attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *mem, int64_t stride,
+                                                          int64_t count)
+{
+    for (int64_t r = 0; r < count; r++, p += 128, mem += stride) {
+        const __m512i a = _mm512_loadu_si512((const void *)mem);
+        const __m512i b = _mm512_loadu_si512((const void *)(mem + 64));
+        _mm512_storeu_si512((void *)p, a);
+        _mm512_storeu_si512((void *)(p + 64), b);
+    }
+}
+
+/* count rows of `size` bytes (a multiple of 32, 96 to 992) at mem, mem + stride, ... to or from
+ * the packed stream p, in one call: 32-byte moves, no libc call and size dispatch per row. On the
+ * Xeon of machine C (bench_pack_cpu, this loop against memcpy per row in the same binary,
+ * alternating, 2026-11-26): subarray4d (256- and 512-byte rows) pack 1.00-1.03x MPI_Pack at 1-16
+ * MiB and 0.97-0.99x at 64 MiB against 0.94-1.00x with memcpy, unpack 1.11-1.14x against
+ * 0.99-1.00x at 1-4 MiB; vector_bl16 (128-byte blocks) unpack 1.09-1.11x against 0.97-1.01x at
+ * 1-4 MiB, pack unchanged or better. Eight loads before the eight stores of a 256-byte row
+ * instead of four and four: 0.92-0.97x. On the Zen 5 VM (2026-11-26, the same A/B, two rounds)
+ * only for rows up to 128 bytes: vector_bl16 pack 0.92-0.93x -> 0.98-1.05x MPI_Pack at 1-4 MiB
+ * and 0.82-0.93x -> 0.96-0.98x at 64-256 MiB, but subarray4d's 256-byte rows packed at 0.76x
+ * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
+ * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block.
+ * ahead > 0 (c->pf_line: Zen 4, operations in the cache): the first line of the row `ahead` rows
+ * on is prefetched (GCOMMI_ROWS_PF_AHEAD). bench_pack_cpu on machine D (2026-11-29, this against
+ * no prefetch in one build, three alternating rounds), vector_bl16 (128-byte rows 256 bytes
+ * apart), x MPI_Pack / % of memcpy: 1 MiB pack 0.96-1.04x / 83-85% -> 1.13-1.16x / 97-98%, unpack
+ * 0.98-1.01x / 79-80% -> 1.16-1.25x / 96-98%; 4 MiB pack 1.03-1.05x / 68-72% -> 1.09-1.14x /
+ * 75-78%, unpack 1.03-1.09x / 65-69% -> 1.17-1.25x / 77-78%; 64 KiB unchanged. Distances of 8
+ * to 32 rows measured alike from 1 MiB, 2 and 4 lower in some rounds; 8 was the best at 256 KiB
+ * (unpack 89-90% -> 97%). The same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4
+ * in the cache) gained at 4 MiB (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB
+ * (0.83-1.12x against 0.88-1.15x), and the prefetch in their memcpy per row lost 0.03-0.06x at
+ * 1 MiB (docs/BENCHMARKS.md, session 32): below GCOMMI_ROWS_WIDE_MIN those rows keep one memcpy
+ * each, without it; from there they come here (select_copies). */
+__attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
+                                                     int64_t stride, int64_t count, int pack,
+                                                     int64_t ahead)
+{
+    for (int64_t r = 0; r < count; r++, p += size, mem += stride) {
+        char *d = pack ? p : mem;
+        const char *s = pack ? mem : p;
+        int64_t i = 0;
+        if (ahead && r + ahead < count) prefetch_line(mem + ahead * stride, pack);
+        for (; i + 128 <= size; i += 128) move128_avx2(d + i, s + i);
+        for (; i < size; i += 32) move32_avx2(d + i, s + i);
+    }
+}
+#define GCOMMI_HAVE_ROWS_VEC 1
+#define GCOMMI_ROWS_PF_AHEAD 8
+#define GCOMMI_ROWS_VEC_MAX_AMD 128
+#define GCOMMI_ROWS_VEC_MAX_OTHER 992 /* below GCOMMI_MID_MIN */
+
+/* Blocks that do not stream, when unpacking: rep movsb. Scattering into blocks,
+ * bench_pack_cpu_ceiling measured rep movsb per block at 94-110% of one memcpy (vector_bl256 and
+ * lower_tri, 1-4 MiB) and copy_vec 3-12 points lower: with copy_vec, gcomm_unpack of lower_tri at
+ * 4 MiB fell to 0.92x MPI_Unpack, whose libc memcpy turns to rep movsb for rows above 2 KiB. */
+static void copy_movsb(char *dst, const char *src, size_t n)
+{
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+/* Blocks that do not stream, when unpacking on Zen 5 (AVX-512): a block that starts a 64-byte
+ * line of the typed buffer and is whole lines long moves with 64-byte loads and stores, any other
+ * with rep movsb (copy_movsb). bench_pack_cpu on the Zen 5 VM, this choice against rep movsb for
+ * every block in one binary, alternating, six rounds (2026-11-27): vector_bl256 (2 KiB blocks,
+ * line-aligned) unpack at 4 MiB 1.02-1.07x MPI_Unpack against 0.96-1.05x (median 1.04 against
+ * 0.99), at 1 MiB 1.04-1.05x against 1.02-1.07x; lower_tri (rows of any length, mostly not
+ * line-aligned: rep movsb) unchanged. The 64-byte moves for every block lost lower_tri 0.02-0.05x
+ * at 1-4 MiB (two rounds). */
+__attribute__((target("avx512f"))) static void copy_zmm(char *dst, const char *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        const __m512i a = _mm512_loadu_si512((const void *)(src + i));
+        const __m512i b = _mm512_loadu_si512((const void *)(src + i + 64));
+        const __m512i x = _mm512_loadu_si512((const void *)(src + i + 128));
+        const __m512i y = _mm512_loadu_si512((const void *)(src + i + 192));
+        _mm512_storeu_si512((void *)(dst + i), a);
+        _mm512_storeu_si512((void *)(dst + i + 64), b);
+        _mm512_storeu_si512((void *)(dst + i + 128), x);
+        _mm512_storeu_si512((void *)(dst + i + 192), y);
+    }
+    for (; i < n; i += 64) /* n is a multiple of 64 */
+        _mm512_storeu_si512((void *)(dst + i), _mm512_loadu_si512((const void *)(src + i)));
+}
+
+static void copy_unpack_lines(char *dst, const char *src, size_t n)
+{
+    if ((((uintptr_t)dst | n) & 63) == 0) copy_zmm(dst, src, n);
+    else copy_movsb(dst, src, n);
+}
+
+/* 64 bytes from src (any alignment) to the 64-byte aligned dst with streaming stores. */
+__attribute__((target("avx2"), always_inline)) static inline void stream_line(char *dst,
+                                                                             const char *src)
+{
+    const __m256i x = _mm256_loadu_si256((const __m256i *)src);
+    const __m256i y = _mm256_loadu_si256((const __m256i *)(src + 32));
+    _mm256_stream_si256((__m256i *)dst, x);
+    _mm256_stream_si256((__m256i *)(dst + 32), y);
+}
+
+/* Streaming (non-temporal) stores for operations larger than the caches: a normal store that
+ * misses first reads the line it writes (read-for-ownership), so a large pack moves three bytes
+ * per byte where memcpy's own large-copy path moves two. Measured on the CI-class EPYC (vector of
+ * 2 KB blocks, 64 MB): per-block memcpy 79-83% of one memcpy, with these stores 96-97%.
+ * Only whole 64-byte lines are streamed; the partial lines at either end of a block are written
+ * by ordinary stores that stay inside the block. A line written both ways is read for ownership
+ * by the ordinary store and then evicted by the streaming one, which happened at every row of a
+ * lower_tri pack when blocks were only aligned to 32 bytes. */
+__attribute__((target("avx2"))) static void copy_stream(char *dst, const char *src, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)dst & 63);
+    if (n < head + 64) {
+        copy_vec(dst, src, n);
+        return;
+    }
+    copy_vec(dst, src, head);
+    size_t i = head;
+    for (; i + 128 <= n; i += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(src + i + 64));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(src + i + 96));
+        _mm256_stream_si256((__m256i *)(dst + i), a);
+        _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        _mm256_stream_si256((__m256i *)(dst + i + 64), x);
+        _mm256_stream_si256((__m256i *)(dst + i + 96), y);
+    }
+    if (i + 64 <= n) {
+        stream_line(dst + i, src + i);
+        i += 64;
+    }
+    copy_vec(dst + i, src + i, n - i);
+}
+
+/* n bytes, a multiple of 64, to a 64-byte aligned dst: 64-byte loads, streaming stores. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+stream512_lines(char *dst, const char *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)(src + i));
+        __m512i b = _mm512_loadu_si512((const void *)(src + i + 64));
+        __m512i x = _mm512_loadu_si512((const void *)(src + i + 128));
+        __m512i y = _mm512_loadu_si512((const void *)(src + i + 192));
+        _mm512_stream_si512((void *)(dst + i), a);
+        _mm512_stream_si512((void *)(dst + i + 64), b);
+        _mm512_stream_si512((void *)(dst + i + 128), x);
+        _mm512_stream_si512((void *)(dst + i + 192), y);
+    }
+    for (; i < n; i += 64)
+        _mm512_stream_si512((void *)(dst + i), _mm512_loadu_si512((const void *)(src + i)));
+}
+
+/* copy_stream with 64-byte registers: for packing on AMD where the source is aligned to the
+ * destination modulo 64 (then no 64-byte load straddles two lines; else copy_stream), and for
+ * every streaming pack off AMD (copy_stream_pack's comment).
+ * bench_pack_cpu_ceiling measured streaming 64-byte stores 5-9 points of memcpy above 32-byte
+ * ones for vector_bl256 at 16 MiB (94-100% against 88-91%), whose blocks are mutually aligned,
+ * but 5-10 points below them for lower_tri (91% against 96% at 16 MiB), whose rows land at every
+ * offset of the packed stream. Unpacking on AMD keeps 32-byte stores: scattered into blocks,
+ * 64-byte ones measured up to 30 points slower on the EPYC (vector_bl256, 16 MiB: 118% of memcpy
+ * against 154%). On the Xeon VM the other way: 64-byte streaming stores unpacked vector_bl256 at
+ * 94% of memcpy and lower_tri at 95% (16 MiB) against 91% and 90% with 32-byte ones. */
+__attribute__((target("avx512f"))) static void copy_stream512(char *dst, const char *src, size_t n)
+{
+    size_t head = (size_t)(-(uintptr_t)dst & 63);
+    if (n < head + 64) {
+        copy_vec(dst, src, n);
+        return;
+    }
+    copy_vec(dst, src, head);
+    size_t i = head + ((n - head) & ~(size_t)63);
+    stream512_lines(dst + head, src + head, i - head);
+    copy_vec(dst + i, src + i, n - i);
+}
+
+/* Unpacking on the Xeon while the typed side may stay in the cache (below stream_min(1)): rows
+ * of 4 KiB and more by rep movsb, whose fast-string stores write whole lines without reading
+ * them (lower_tri, 16 MiB: 97% of memcpy against 93% streamed, 1.00x MPI_Unpack against 0.96x),
+ * shorter blocks by 64-byte streaming stores (vector_bl256's 2 KiB blocks: 95% against 74%).
+ * Larger unpacks stream every block (lower_tri at 64 MiB: 1.4-1.7x MPI_Unpack against 1.0x). */
+static void copy_stream_unpack_long_movsb(char *dst, const char *src, size_t n)
+{
+    if (n >= 4096) copy_movsb(dst, src, n);
+    else copy_stream512(dst, src, n);
+}
+
+/* Packing with streaming stores on AMD: 64-byte registers where source and destination are
+ * aligned alike modulo 64, else 32-byte ones (copy_stream512's comment). On the Xeon VM
+ * (machine C, 2026-11-28, bench_pack_cpu_ceiling, three runs) 64-byte loads straddling lines cost
+ * nothing there and the 64-byte stores won at every size: lower_tri, whose rows land at every
+ * offset of the packed stream, 97% of memcpy at 256 MiB and 152% at 64 MiB against 84% and 125%
+ * with 32-byte stores; select_copies takes copy_stream512 for every block there. */
+static void copy_stream_pack(char *dst, const char *src, size_t n)
+{
+    if ((((uintptr_t)dst ^ (uintptr_t)src) & 63) == 0) copy_stream512(dst, src, n);
+    else copy_stream(dst, src, n);
+}
+
+#define GCOMMI_STREAM_FENCE() _mm_sfence()
+#else
+#define GCOMMI_STREAM_FENCE() ((void)0)
+#endif
+
+#if defined(__x86_64__)
+/* A streaming pack of count blocks of `size` bytes (a multiple of 64) at mem, mem + stride, ...
+ * to a 64-byte aligned p (c->gather_ilv), GCOMMI_GATHER_WAYS blocks at a time, line by line: line
+ * l of each block of the group, then line l + 64, ..., with line l of the next group's blocks
+ * prefetched first. Copied one after the other, every block of vector_bl256 starts a 4 KiB page
+ * on which the hardware prefetchers start over, and the core waits on one stream of misses at a
+ * time; a group keeps eight streams in flight (glibc's own large copy interleaves four pages).
+ * bench_pack_cpu, vector_bl256 pack, % of memcpy, alternating rounds in one build against one
+ * block after the other with the next block prefetched (strided_stream512_pf, now gone): Zen 4 VM
+ * (machine D, 2026-11-29) 16 / 64 / 256 MiB 60-75 / 71-84 / 65-78% -> 121 / 85-125 / 90-92%;
+ * Xeon (machine B, pinned, 2026-11-29; no prefetch there before) 64 / 256 MiB 116-129 / 71-75% ->
+ * 139-148 / 86-89%. A scratch program on machine D at 256 MiB: groups of 4, 8 and 16 blocks
+ * 71-74, 73-76 and 87% without the prefetch of the next group, groups of 4 and 8 with it 91 and
+ * 106% (one block after the other 57-60%); 8 ways with the prefetch also won for blocks of 1 KiB
+ * every 2 KiB (80% against 57%), 2 KiB every 2.5 KiB (104 / 70%) and 16 KiB every 32 KiB
+ * (130 / 114%). Blocks whose packed lines do not fall whole take gather_group (from 1 KiB).
+ * Whole-line blocks take this loop from GCOMMI_GATHER_LINES_MIN bytes, although one short block
+ * after the other streamed slower than ordinary stores (stream_min_block): eight at a time they
+ * win. Alternating rounds in one build, x MPI_Pack, against rows_vec (ordinary stores, one row
+ * after the other): machine D, 16 / 64 / 256 MiB, vector_bl16 (128-byte rows, five rounds)
+ * 1.00-1.08 / 1.00-1.08 / 0.95-1.10x -> 0.92-1.18 / 1.04-1.10 / 0.97-1.06x (a small gain in
+ * this VM's noise; 50-64% -> 51-70% of memcpy), subarray4d (256- and 512-byte
+ * rows) 1.04-1.05 / 0.99-1.04 / 1.39-1.71x -> 1.33 / 1.25-1.30 / 1.38-1.51x; machine B, 64 / 256
+ * MiB, vector_bl16 1.17-1.31 / 1.11-1.12x -> 1.74-1.79 / 1.43-1.74x, subarray4d 1.01-1.09 /
+ * 1.55-1.57x -> 1.64-1.67 / 1.54-1.80x (2026-11-29). */
+#define GCOMMI_GATHER_WAYS 8
+#define GCOMMI_GATHER_LINES_MIN 128
+__attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const char *mem, int64_t size,
+                                                             int64_t stride, int64_t count)
+{
+    const int W = GCOMMI_GATHER_WAYS;
+    int64_t b = 0;
+    for (; b + W <= count; b += W, p += W * size, mem += W * stride) {
+        const int ahead = b + 2 * W <= count;
+        for (int64_t l = 0; l < size; l += 64) {
+            if (ahead)
+                for (int k = 0; k < W; k++) __builtin_prefetch(mem + (W + k) * stride + l, 0, 3);
+            for (int k = 0; k < W; k++) stream_line(p + k * size + l, mem + k * stride + l);
+        }
+    }
+    for (; b < count; b++, p += size, mem += stride)
+        for (int64_t l = 0; l < size; l += 64) stream_line(p + l, mem + l);
+}
+
+/* One group of up to GCOMMI_GATHER_WAYS blocks of a streaming pack, any lengths and alignment:
+ * the blocks are packed one after the other from p, their whole packed lines streamed as in
+ * gather_stream_ilv (line l of every block, then line l + 64, ...) with the same lines of the next
+ * group's blocks (next[0 .. nnext)) prefetched first. The partial lines at either end of a block
+ * are written first, by ordinary stores: a line shared by two blocks is then completed at once
+ * and never written both ways (copy_stream's comment). Returns p past the group. */
+typedef struct {
+    const char *src;
+    size_t len;
+} gather_block_t;
+__attribute__((target("avx2"))) static char *gather_group(char *p, const gather_block_t *g, int w,
+                                                         const char *const *next, int nnext)
+{
+    char *d[GCOMMI_GATHER_WAYS];
+    const char *s[GCOMMI_GATHER_WAYS];
+    size_t lines[GCOMMI_GATHER_WAYS], most = 0;
+    for (int k = 0; k < w; k++) {
+        const size_t len = g[k].len, head = (size_t)(-(uintptr_t)p & 63);
+        const size_t n = len >= head + 64 ? (len - head) / 64 : 0;
+        if (n == 0) {
+            vec_bytes(p, g[k].src, len);
+        } else {
+            const size_t body = head + 64 * n;
+            vec_bytes(p, g[k].src, head);
+            vec_bytes(p + body, g[k].src + body, len - body);
+        }
+        d[k] = p + head;
+        s[k] = g[k].src + head;
+        lines[k] = n;
+        if (n > most) most = n;
+        p += len;
+    }
+    for (size_t l = 0; l < most; l++) {
+        const size_t o = 64 * l;
+        for (int k = 0; k < nnext; k++) __builtin_prefetch(next[k] + o, 0, 3);
+        for (int k = 0; k < w; k++)
+            if (l < lines[k]) stream_line(d[k] + o, s[k] + o);
+    }
+    return p;
+}
+
+/* count blocks of `size` bytes at mem, mem + stride, ... packed from p by gather_group: the
+ * strided blocks whose packed lines gather_stream_ilv cannot take whole (a packed buffer from
+ * malloc is 16 bytes past a page). vector_bl256 packed to a page + 16 on the Zen 4 VM (a scratch
+ * driver, two alternating rounds, 2026-11-29), against one block after the other: 16 / 64 / 256
+ * MiB 6.3-7.0 / 5.9-8.0 / 5.4-7.3 GB/s -> 8.9 / 7.1-8.4 / 7.3-8.9 GB/s. For whole lines
+ * gather_stream_ilv measured 0-25 points of memcpy above this path (three of six pairs). */
+static void gather_strided(char *p, const char *mem, int64_t size, int64_t stride, int64_t count)
+{
+    const int W = GCOMMI_GATHER_WAYS;
+    gather_block_t g[GCOMMI_GATHER_WAYS];
+    const char *next[GCOMMI_GATHER_WAYS];
+    for (int64_t b = 0; b < count; b += W) {
+        const int w = count - b < W ? (int)(count - b) : W;
+        int nnext = 0;
+        for (int k = 0; k < w; k++) {
+            g[k].src = mem + (b + k) * stride;
+            g[k].len = (size_t)size;
+        }
+        for (int64_t k = b + W; k < b + 2 * W && k < count; k++) next[nnext++] = mem + k * stride;
+        p = gather_group(p, g, w, next, nnext);
+    }
+}
+
+/* The blocks of an indexed node whose blocks are contiguous (elem bytes per element), packed
+ * from p in a streaming pack (c->gather_ilv): runs of blocks of at least min_block bytes by
+ * gather_group, shorter blocks by one memcpy each. Returns the packed stream's next byte.
+ * lower_tri pack on the Zen 4 VM (bench_pack_cpu, three alternating rounds, 2026-11-29) against
+ * one block after the other with the next one's first 2 KiB prefetched, % of memcpy: 16 / 64 /
+ * 256 MiB 87-94 / 108-113 / 103-133% -> 142-153 / 142-153 / 127-149%. */
+static char *gather_indexed(char *p, const char *m, const int64_t *displs, const int64_t *prefix,
+                            int64_t count, int64_t elem, size_t min_block)
+{
+    const int W = GCOMMI_GATHER_WAYS;
+    gather_block_t g[GCOMMI_GATHER_WAYS];
+    const char *next[GCOMMI_GATHER_WAYS];
+    int64_t b = 0;
+    while (b < count) {
+        int w = 0;
+        for (; w < W && b + w < count; w++) {
+            const size_t len = (size_t)((prefix[b + w + 1] - prefix[b + w]) * elem);
+            if (len < min_block) break;
+            g[w].src = m + displs[b + w];
+            g[w].len = len;
+        }
+        if (w == 0) {
+            const size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
+            memcpy(p, m + displs[b], len);
+            p += len;
+            b++;
+            continue;
+        }
+        int nnext = 0;
+        for (int64_t k = b + w; k < b + w + W && k < count; k++) next[nnext++] = m + displs[k];
+        p = gather_group(p, g, w, next, nnext);
+        b += w;
+    }
+    return p;
+}
+
+/* Blocks of copy_vec in operations in the cache on Zen 4 (c->pf_line): the first line of the
+ * block GCOMMI_PF_LINE_AHEAD ahead is prefetched, and copy_vec's loop is inlined. A block that
+ * starts a new 4 KiB page costs more than its bytes: a scratch program on the Zen 4 VM copying
+ * 4 MiB in blocks of 2 KiB every 4 KiB (vector_bl256), 1 KiB every 2 KiB, 2 KiB every 6 KiB or
+ * 8 KiB (two pages touched per 4 KiB copied) reached 63-78% of one memcpy, in blocks of 4 KiB
+ * every 8 KiB or without gaps (one page per 4 KiB) 90-103%; with 2 MiB pages the first kind rose
+ * to 79-84%, so translating the pages is part of that cost. One prefetch per block starts the
+ * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
+ * figures of select_copies. Distances 1 to 32 blocks measured alike. The whole block two ahead,
+ * line by line from its start, lost (vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against
+ * 74-85%, 2026-11-29); from its end down it wins for some vectors (strided_vec_walk). */
+#define GCOMMI_PF_LINE_AHEAD 2
+
+/* Prefetches the line before *q, if it is not below lo (the first line of the range: a range need
+ * not start on a line). */
+static inline void prefetch_down(const char **q, const char *lo, int pack)
+{
+    if (*q > lo) {
+        *q -= 64;
+        prefetch_line(*q < lo ? lo : *q, pack);
+    }
+}
+
+/* copy_vec's loop (dst, src, n) that also prefetches the lines of [pa, pa + pn) from its end down,
+ * two per 128 bytes copied, and those left after the copy. */
+__attribute__((target("avx2"), always_inline)) static inline void
+vec_bytes_pf_down(char *dst, const char *src, size_t n, const char *pa, size_t pn, int pack)
+{
+    const char *q = pa + pn;
+    size_t i = 0;
+    if (n >= 32) {
+        for (; i + 128 <= n; i += 128) {
+            prefetch_down(&q, pa, pack);
+            prefetch_down(&q, pa, pack);
+            move128_avx2(dst + i, src + i);
+        }
+        for (; i + 32 <= n; i += 32) move32_avx2(dst + i, src + i);
+        if (i < n) move32_avx2(dst + n - 32, src + n - 32);
+    } else if (n) {
+        copy_small(dst, src, n);
+    }
+    while (q > pa) prefetch_down(&q, pa, pack);
+}
+
+/* The blocks of a vector, the first line of the block GCOMMI_PF_LINE_AHEAD ahead prefetched. */
+__attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
+                                                          int64_t stride, int64_t count, int pack)
+{
+    for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
+        if (b + GCOMMI_PF_LINE_AHEAD < count)
+            prefetch_line(mem + GCOMMI_PF_LINE_AHEAD * stride, pack);
+        if (pack) vec_bytes(p, mem, (size_t)size);
+        else vec_bytes(mem, p, (size_t)size);
+    }
+}
+
+/* The blocks of a vector, the block GCOMMI_PF_LINE_AHEAD ahead prefetched whole, from its end down,
+ * two lines per 128 bytes copied (a block across a page boundary: its first line, then its last
+ * page). Read forward, a block that ends inside its 4 KiB page makes Zen 4's prefetchers fetch the
+ * rest of the page, which the pack never reads: bench_prefetch_overrun (lines of each page cached
+ * after one pass over 512 blocks from cold) found a forward copy of 2 KiB every 4 KiB fetching
+ * lines 32-59 of every page, and none past the block when the block ahead had been prefetched from
+ * its end down (the copy then hits lines already there). Taken for blocks of
+ * GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes a page or more apart over at most GCOMMI_PF_WALK_SPAN_MAX
+ * bytes (2048 pages), where it won. vector(n, bl, stride) of doubles
+ * against strided_vec_pf in the same minutes, machine D, 2026-11-29, % of memcpy, pack / unpack,
+ * two rounds:
+ *   2 KiB every 4 KiB, 1 MiB: 84 / 79-82 -> 93 / 93-95; 2 MiB: 83 / 82 -> 92 / 93-94
+ *   2 KiB every 8 KiB, 1 MiB: 84 / 83-86 -> 93-95 / 96-97; 2 MiB: 81-86 / 79 -> 86-87 / 88-89
+ *   1.5 and 1.56 KiB every 4 KiB, 1-2 MiB: 82-88 / 79-86 -> 90-92 / 89-96
+ *   2 KiB every 6 KiB: 90-92 / 89-90 -> 92-95 / 95-97; 3 KiB every 4 KiB: 92-94 / 92-96 -> 92-93 /
+ *   95-97 (unpack)
+ * and lost for 1 KiB every 4 KiB (pack up to 10 points at 2 MiB, though unpack won) and every
+ * 8 KiB (pack and unpack up to 17 points), 3.75 KiB every 4 KiB (3-8 points), 4 KiB and more (2-6
+ * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
+ * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where every page entered by a jump costs
+ * 10-31 ns whatever the loop: bench_page_jump, bench_pack_cpu_ceiling --huge-pages), while 2 KiB
+ * every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows
+ * (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
+ * to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB), so indexed nodes keep the first
+ * line. The copy is vec_bytes' loop written again with the prefetches, not vec_bytes with an
+ * empty range: strided_vec_pf keeps its own loop untouched. */
+__attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
+                                                            int64_t stride, int64_t count, int pack)
+{
+    for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
+        const char *pa = mem;
+        size_t pn = 0;
+        if (b + GCOMMI_PF_LINE_AHEAD < count) {
+            pa = mem + GCOMMI_PF_LINE_AHEAD * stride;
+            const char *end = pa + size;
+            const char *last_page =
+                (const char *)((uintptr_t)(end - 1) & ~(uintptr_t)(GCOMMI_PAGE - 1));
+            if (last_page > pa) { /* across a page boundary: its first line, then its last page */
+                prefetch_line(pa, pack);
+                pa = last_page;
+            }
+            pn = (size_t)(end - pa);
+        }
+        if (pack) vec_bytes_pf_down(p, mem, (size_t)size, pa, pn, pack);
+        else vec_bytes_pf_down(mem, p, (size_t)size, pa, pn, pack);
+    }
+}
+
+/* The blocks of an indexed node whose blocks are contiguous, in operations in the cache on Zen 4
+ * (c->pf_line): every block by copy_vec's loop inlined (copy_small below 32 bytes), not a libc
+ * memcpy below 1 KiB and copy_vec through a pointer above, with the prefetch of strided_vec_pf.
+ * bench_pack_cpu_ceiling on the Zen 4 VM, three runs of each, gcomm against blk_avx2_pfl (the
+ * same loop written for the shape) in the same runs, lower_tri (rows of 8 bytes to 8 KiB), points
+ * of memcpy under that loop: 1 MiB pack 0.6-2.5 -> 0.4-0.8, unpack 1.3-4.9 -> 0.3-1.1, 4 MiB pack
+ * 1.3-3.5 -> 0.3-2.1, unpack 1.5-2.3 -> 0.4-1.6. Returns the packed stream's next byte. */
+__attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, const int64_t *displs,
+                                                          const int64_t *prefix, int64_t count,
+                                                          int64_t elem, int pack)
+{
+    for (int64_t b = 0; b < count; b++) {
+        size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
+        char *t = m + displs[b];
+        if (b + GCOMMI_PF_LINE_AHEAD < count)
+            prefetch_line(m + displs[b + GCOMMI_PF_LINE_AHEAD], pack);
+        if (pack) vec_bytes(p, t, len);
+        else vec_bytes(t, p, len);
+        p += len;
+    }
+    return p;
+}
+#define GCOMMI_HAVE_VEC_PF 1
+#endif
+
+#endif /* GCOMM_DATATYPE_PACK_HOST_LOOPS_H */

@@ -1,0 +1,245 @@
+/* The CPU engine's choice of loops for one operation (select_copies) and the operation's context
+ * (ctx_t): which copy a block of a given size gets, from which size an operation streams, the tile
+ * height of a transpose, and which prefetching loops run, by CPU family and operation size, each
+ * rule with the measurement that set it (docs/BENCHMARKS.md has the runs).
+ *
+ * Private to pack_host.c, which includes it once, after pack_host_loops.h. */
+#ifndef GCOMM_DATATYPE_PACK_HOST_SELECT_H
+#define GCOMM_DATATYPE_PACK_HOST_SELECT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "datatype/layout.h"
+#include "datatype/pack_host_loops.h"
+
+/* Operations of at least stream_min() bytes write large blocks with streaming stores (x86 with
+ * AVX2): past the last-level cache the output will not be read from cache anyway. */
+#define GCOMMI_STREAM_MIN_FLOOR ((size_t)8 << 20)
+
+typedef struct {
+    const gcommi_dl_t *nodes;
+    const int64_t *aux;
+    char *packed; /* next byte of the packed stream */
+    int pack;     /* 1: typed -> packed, 0: packed -> typed */
+    copy_fn_t mid; /* copy of blocks of GCOMMI_MID_MIN bytes or more that do not stream */
+    copy_fn_t big; /* streaming copy of blocks of at least stream_min_block() bytes */
+    int streams;   /* big uses streaming stores: fence before returning */
+    int tile;      /* rows of a transposing tile (transpose_tiles) */
+    int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
+    int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
+    int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
+    int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
+    int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
+                             lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
+                             from stream_min_block(): gather_group) */
+    int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
+                             its first line or, for the vectors strided_vec_walk takes, all of it
+                             from its end down; rows by rows_vec: the first line of the row
+                             GCOMMI_ROWS_PF_AHEAD ahead */
+} ctx_t;
+
+/* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
+ * line read from memory serves that many packed streams. Measured on the EPYC of machine A
+ * (transpose of 4096^2 doubles): 4 -> 4.4 GB/s, 8 -> 5.2, 16 -> 3.1, 32 -> 1.3: more streams
+ * than 8, all a row of the matrix apart, start evicting each other from the L1 sets. On the Xeon
+ * of machine C, bench_pack_cpu transpose (x MPI_Pack, two runs each) with 8 / 16: unpack 4 MiB
+ * 1.73-1.77 / 2.09-2.10, 16 MiB 2.64-3.83 / 3.69-4.56, pack 4 MiB 3.24-3.26 / 3.43-3.53, pack
+ * 64 MiB 4.12-4.20 / 3.35-3.36: 16 there, 8 on AMD. */
+#define GCOMMI_TILE_AMD 8
+#define GCOMMI_TILE_OTHER 16
+#define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
+#define GCOMMI_TILE_WIDE_PACK 32 /* Zen 4, packing GCOMMI_TILE_WIDE_MIN to _PACK_MAX bytes */
+#define GCOMMI_TILE_WIDE_PACK_MAX ((size_t)128 << 20)
+/* Zen 4: operations from this size take rows up to GCOMMI_ROWS_VEC_MAX_OTHER (select_copies):
+ * twice its 1 MiB L2, where the rows a pack reads no longer stay in it between calls. */
+#define GCOMMI_ROWS_WIDE_MIN ((size_t)2 << 20)
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+
+/* The size of the level-3 cache that CPU 0 uses, in bytes, as the kernel reports it (sysfs); else
+ * glibc's sysconf; 0 when neither knows. sysfs first: on a Zen 5 VM (2026-11-26) sysfs and lscpu
+ * read the 32 MiB L3 of the core's CCX while sysconf read 384 MiB (every CCX of the package), and
+ * the threshold below taken from 384 MiB (24 MiB) left a 16 MiB pack unstreamed at 63% of memcpy
+ * where streaming stores reach 110% (bench_pack_cpu_ceiling). */
+static long l3_bytes(void)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        int level = 0;
+        long kib = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        if (fscanf(f, "%d", &level) != 1) level = 0;
+        fclose(f);
+        if (level != 3) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f) break;
+        if (fgets(buf, sizeof buf, f) && sscanf(buf, "%ldK", &kib) == 1 && kib > 0) {
+            fclose(f);
+            return kib * 1024;
+        }
+        fclose(f);
+        break;
+    }
+    long llc = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    return llc > 0 ? llc : 0;
+}
+
+/* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else 8 MiB for an unpack
+ * and max(8 MiB, level-3 cache / 16) for a pack. bench_pack_cpu_ceiling measured where
+ * streaming starts to pay: from 16 MiB on an EPYC with a 32 MiB L3 (8 MiB, the floor, is the rule
+ * there); on a Xeon VM whose L3 reads 480 MiB, streaming cost a pack of vector_bl256 6 points of
+ * memcpy at 16 MiB, where the packed stream stays in that cache, and gained 20-35 at 64 MiB,
+ * where even memcpy runs at DRAM speed (30 MiB, the rule there). An unpack scatters into a span
+ * larger than the packed bytes, whose partly written lines streaming saves reading: at 16 MiB on
+ * that Xeon it streamed to 91-93% of memcpy, and reached 80-87% without. */
+static size_t stream_min(int pack)
+{
+    static size_t cached[2]; /* unpack, pack; 0 until first asked */
+    size_t v = __atomic_load_n(&cached[pack != 0], __ATOMIC_RELAXED);
+    if (v) return v;
+    v = gcommi_config()->pack_stream_min;
+    if (v == 0 && !pack) v = GCOMMI_STREAM_MIN_FLOOR;
+    if (v == 0) {
+        const long llc = l3_bytes();
+        v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
+                                                                 : GCOMMI_STREAM_MIN_FLOOR;
+    }
+    __atomic_store_n(&cached[pack != 0], v, __ATOMIC_RELAXED);
+    return v;
+}
+
+/* The CPU family as cpuid leaf 1 reports it (base family plus extended family): 0x19 for Zen 3
+ * and Zen 4, 0x1a for Zen 5. */
+static unsigned cpu_family(void)
+{
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    unsigned base = (eax >> 8) & 0xf;
+    return base == 0xf ? base + ((eax >> 20) & 0xff) : base;
+}
+
+/* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
+ * packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on other AMD with
+ * AVX-512 (Zen 5), rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of memcpy above
+ * rep movsb (copy_vec's comment); on the Xeon VM rep movsb, which its glibc also takes from 2112
+ * bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87 at 4 MiB) and
+ * copy_vec left gcomm_pack at 0.89-0.94x MPI_Pack there. On the Zen 4 VM (machine D, 2026-11-28,
+ * bench_pack_cpu, two alternating rounds) rep movsb is slow for blocks that do not start a line:
+ * unpacking lower_tri at 1-4 MiB with copy_unpack_lines reached 76-79% of memcpy (1.01-1.05x
+ * MPI_Unpack), with copy_vec 84-86% (1.08-1.18x); vector_bl256 (line-aligned blocks) the same
+ * within noise. */
+static void select_copies(ctx_t *c, size_t bytes)
+{
+    static int avx2 = -1, avx512 = -1, amd = -1, zen4 = -1;
+    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    if (amd < 0) amd = __builtin_cpu_is("amd") ? 1 : 0;
+    if (zen4 < 0) zen4 = amd && avx512 && cpu_family() == 0x19; /* Zen 3 has no AVX-512 */
+    c->mid = !avx2                    ? copy_plain
+             : (c->pack && amd) || zen4 ? copy_vec
+             : avx512 && amd            ? copy_unpack_lines
+                                        : copy_movsb;
+    c->streams = avx2 && bytes >= stream_min(c->pack);
+    c->big = !c->streams ? c->mid
+           : avx512 && c->pack ? (amd ? copy_stream_pack : copy_stream512)
+           : avx512 && !amd ? (bytes < stream_min(1) ? copy_stream_unpack_long_movsb
+                                                     : copy_stream512) /* unpack, Xeon */
+           : copy_stream;
+    c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
+    c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
+    c->rows_zmm = avx512 && amd && c->pack && bytes >= stream_min(1);
+    /* Zen 4 executes a 64-byte move as two 32-byte halves and walks pages differently from Zen 5.
+     * bench_pack_cpu on the Zen 4 VM (machine D, 2026-11-28, alternating rounds, x MPI_Pack):
+     * - packs from stream_min(1): 128-byte rows by rows_vec instead of rows_zmm128 (vector_bl16
+     *   0.91-0.98x -> 1.00-1.07x at 16-256 MiB) and rows of up to 992 bytes by rows_vec instead of
+     *   one memcpy each (subarray4d's 256- and 512-byte rows 0.88-0.95x -> 1.01-1.11x at 16-64
+     *   MiB); so do packs and unpacks from GCOMMI_ROWS_WIDE_MIN, where rows_vec also prefetches
+     *   the row ahead (c->pf_line): subarray4d (256-byte rows), three alternating rounds on
+     *   2026-11-29, pack / unpack at 4 MiB 1.00-1.02 / 0.98x -> 1.13-1.16 / 1.18-1.22x, at 2 MiB
+     *   1.01-1.04 / 0.97-0.99x -> 1.05-1.08 / 1.02-1.09x; at 1 MiB it lost (unpack 0.99-1.01x ->
+     *   0.93-1.00x), and smaller operations keep the AMD rows (one memcpy each);
+     * - transposing tiles of 16 rows from GCOMMI_TILE_WIDE_MIN bytes: at 64 / 256 MiB pack 2.68 /
+     *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
+     *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
+     *   1449 pages, of a 64 MiB one 2897, near the 3072 entries of Zen 4's L2 TLB: beyond, a wider
+     *   tile uses each page walk for two lines); from the same size to GCOMMI_TILE_WIDE_PACK_MAX a
+     *   pack takes tiles of 32 rows (each row of the matrix visited for 256 bytes; at 256 MiB they
+     *   lost, and in one whole run fell to 1.32x) and an unpack keeps 16 and writes the
+     *   matrix with streaming stores (tile_nt: its lines need not be read first). Alternating
+     *   rounds against the tiles of 16 without streaming stores, pack / unpack: 40 MiB 1.52-1.72 /
+     *   1.64-1.91x -> 1.97-2.25 / 2.71-2.74x, 64 MiB 1.99-2.22 / 1.95-2.33x -> 2.45-2.82 /
+     *   3.38-4.29x, 128 MiB (N = 4096) 1.26-1.36 / 2.14x -> 1.46-1.97 / 3.87-4.58x, 256 MiB
+     *   1.90-2.92 / 2.29-2.66x -> 1.38-3.05 / 2.99-4.83x (the pack worse there); tiles of 64 for
+     *   the pack 1.48-2.71x, of 32 for the unpack 2.08-2.87x; streaming stores at 16 MiB, in the
+     *   L3, 1.55-2.63x against 2.38-2.44x. When the packed streams are a multiple of 4 KiB apart
+     *   (tile_aliased), a pack takes tiles of 4 rows: 128 MiB (N = 4096) 1.59-1.85x with 32,
+     *   1.66-1.73x with 8, 2.17-2.22x with 4; 32 MiB (N = 2048) 1.80-1.88 / 1.22-1.67 /
+     *   1.81-2.09x;
+     * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
+     *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf; indexed_vec_pf, which
+     *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
+     *   vector_bl256 at 4 MiB pack 0.88-0.95x -> 1.01-1.04x and unpack 0.97-0.99x -> 1.04-1.10x,
+     *   lower_tri at 4 MiB pack 1.09-1.14x -> 1.17-1.21x (75-82% -> 81-85% of memcpy) and unpack
+     *   1.06-1.10x -> 1.13-1.16x; 1 MiB unchanged. A vector's blocks of 1.5-3 KiB a page or more
+     *   apart, over at most GCOMMI_PF_WALK_SPAN_MAX bytes, prefetch the block ahead whole, from
+     *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy), and
+     *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
+     *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
+    c->pf_line = 0;
+    c->tile_nt = 0;
+    c->tile_aliased = 0;
+    c->gather_ilv = c->streams && c->pack;
+    if (zen4) {
+        c->pf_line = !c->streams;
+        if (c->pack && bytes >= stream_min(1)) c->rows_zmm = 0;
+        if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= stream_min(1)))
+            c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
+        if (bytes >= GCOMMI_TILE_WIDE_MIN) {
+            c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
+                                                                    : GCOMMI_TILE_OTHER;
+            c->tile_nt = !c->pack && c->streams;
+            c->tile_aliased = c->pack ? 4 : 0;
+        }
+    }
+}
+#else
+static void select_copies(ctx_t *c, size_t bytes)
+{
+    (void)bytes;
+    c->mid = c->big = copy_plain;
+    c->streams = 0;
+    c->tile = GCOMMI_TILE_AMD;
+    c->tile_nt = 0;
+    c->tile_aliased = 0;
+    c->rows_vec_max = 0;
+    c->rows_zmm = 0;
+    c->pf_line = 0;
+    c->gather_ilv = 0;
+}
+#endif
+
+/* Smallest block that takes the streaming path. Packing writes one contiguous stream, where
+ * streaming blocks shorter than 1 KB measured slower (vector of 128-byte blocks, 64 MB: 0.83x
+ * MPI_Pack against 0.98x plain; again on the Zen 5 VM, 2026-11-26, with whole aligned lines
+ * streamed by a rows loop: 0.71-0.74x against 0.92-0.96x at 64-256 MiB); unpacking scatters into
+ * blocks whose lines are written whole, where streaming pays from 128 bytes (1.6x MPI_Unpack
+ * against 1.0x). Packs of whole-line blocks gathered eight at a time stream from 128 bytes
+ * (GCOMMI_GATHER_LINES_MIN). */
+static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
+
+/* Blocks from this size on that do not stream use c->mid. Shorter ones keep libc's memcpy: with
+ * copy_vec from 65 bytes on, vector_bl16 (128-byte blocks) and subarray4d (512-byte rows) fell to
+ * 0.6-0.9x MPI_Pack at 1-16 MiB, against 1.0x with memcpy. */
+#define GCOMMI_MID_MIN 1024
+
+#endif /* GCOMM_DATATYPE_PACK_HOST_SELECT_H */
