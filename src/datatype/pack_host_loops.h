@@ -114,8 +114,10 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
     }
 }
 
-/* count rows of `size` bytes (a multiple of 32, 96 to 992) at mem, mem + stride, ... to or from
- * the packed stream p, in one call: 32-byte moves, no libc call and size dispatch per row. On the
+/* count rows of `size` bytes (96 to 992: multiples of 32, and on Zen 4 from 2 MiB any size from
+ * 129, c->rows_odd, whose last 32-byte move overlaps the one before) at mem, mem + stride, ... to
+ * or from the packed stream p, in one call: 32-byte moves, no libc call and size dispatch per
+ * row. On the
  * Xeon of machine C (bench_pack_cpu, this loop against memcpy per row in the same binary,
  * alternating, 2026-11-26): subarray4d (256- and 512-byte rows) pack 1.00-1.03x MPI_Pack at 1-16
  * MiB and 0.97-0.99x at 64 MiB against 0.94-1.00x with memcpy, unpack 1.11-1.14x against
@@ -148,7 +150,8 @@ __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t
         int64_t i = 0;
         if (ahead && r + ahead < count) prefetch_line(mem + ahead * stride, pack);
         for (; i + 128 <= size; i += 128) move128_avx2(d + i, s + i);
-        for (; i < size; i += 32) move32_avx2(d + i, s + i);
+        for (; i + 32 <= size; i += 32) move32_avx2(d + i, s + i);
+        if (i < size) move32_avx2(d + size - 32, s + size - 32); /* overlapping: same values */
     }
 }
 #define GCOMMI_HAVE_ROWS_VEC 1

@@ -30,11 +30,14 @@ typedef struct {
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
-    int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32: rows_vec(); 0: never */
+    int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32 (others with
+                             rows_odd): rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
     int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
+    int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
+                             not multiples of 32 (its last move overlaps the one before) */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
                              its first line or, for the vectors strided_vec_walk takes, all of it
                              from its end down; rows by rows_vec: the first line of the row
@@ -167,7 +170,14 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   the row ahead (c->pf_line): subarray4d (256-byte rows), three alternating rounds on
      *   2026-11-29, pack / unpack at 4 MiB 1.00-1.02 / 0.98x -> 1.13-1.16 / 1.18-1.22x, at 2 MiB
      *   1.01-1.04 / 0.97-0.99x -> 1.05-1.08 / 1.02-1.09x; at 1 MiB it lost (unpack 0.99-1.01x ->
-     *   0.93-1.00x), and smaller operations keep the AMD rows (one memcpy each);
+     *   0.93-1.00x), and smaller operations keep the AMD rows (one memcpy each); there rows of
+     *   129-992 bytes that are not multiples of 32 take rows_vec too (c->rows_odd; in-process
+     *   A/B of hvectors of rows two rows apart, 41 alternating rounds, 2026-11-29, speed with /
+     *   without at 2.5 / 4 / 6 MiB: 136-byte rows pack 1.06 / 1.07 / 1.06x, unpack 1.10 / 1.14 /
+     *   1.17x; 360-byte 1.14 / 1.25 / 1.40x and 1.19 / 1.38 / 1.55x; 520-byte 1.10 / 1.14 /
+     *   1.30x and 1.13 / 1.17 / 1.56x; 200-byte 0.99-1.15x; rows the rule leaves alone (100,
+     *   256 and 1000 bytes, and every row at 1 and 16 MiB) 0.94-1.06x; 100-byte rows through
+     *   rows_vec lost 8-18% at 256 KiB-2 MiB, so rows of up to 128 bytes keep multiples of 32);
      * - transposing tiles of 16 rows from GCOMMI_TILE_WIDE_MIN bytes: at 64 / 256 MiB pack 2.68 /
      *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
      *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
@@ -196,6 +206,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
      *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
     c->pf_line = 0;
+    c->rows_odd = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
     c->gather_ilv = c->streams && c->pack;
@@ -204,6 +215,7 @@ static void select_copies(ctx_t *c, size_t bytes)
         if (c->pack && bytes >= stream_min(1)) c->rows_zmm = 0;
         if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= stream_min(1)))
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
+        c->rows_odd = !c->streams && bytes >= GCOMMI_ROWS_WIDE_MIN;
         if (bytes >= GCOMMI_TILE_WIDE_MIN) {
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
                                                                     : GCOMMI_TILE_OTHER;
@@ -224,6 +236,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
     c->pf_line = 0;
+    c->rows_odd = 0;
     c->gather_ilv = 0;
 }
 #endif

@@ -80,10 +80,11 @@ int main(void)
                 check_vector(row_counts[k], rows[i], row_strides[j]);
                 geometries++;
             }
-    /* rows of 192-992 bytes in operations of more than 2 MiB (rows_vec with the row prefetch on
-     * Zen 4 from GCOMMI_ROWS_WIDE_MIN; one memcpy each below it) and one just below, at strides
-     * of two rows, one row plus 32 bytes and negative */
-    static const int wide_rows[] = {192, 256, 512, 992, 1000};
+    /* rows of 136-1000 bytes in operations of more than 2 MiB (rows_vec with the row prefetch on
+     * Zen 4 from GCOMMI_ROWS_WIDE_MIN, for sizes that are not multiples of 32 too, with an
+     * overlapping last move; one memcpy each below it) and one just below, at strides of two
+     * rows, one row plus 32 bytes and negative */
+    static const int wide_rows[] = {192, 256, 512, 992, 1000, 136, 200, 360, 520, 993};
     for (size_t i = 0; i < sizeof wide_rows / sizeof *wide_rows; i++) {
         const long r = wide_rows[i];
         const long wide_strides[] = {2 * r, r + 32, -2 * r};
