@@ -91,8 +91,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         }
 #endif
 #ifdef GCOMMI_HAVE_ROWS_VEC
-        if (f == copy_plain && (size % 32 == 0 || (c->rows_odd && size > 128)) && size >= 96 &&
-            size <= c->rows_vec_max) {
+        if (f == copy_plain && size <= c->rows_vec_max && size >= 96 &&
+            (size % 32 == 0 || (c->rows_odd && size > 128))) {
             if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
             else rows_vec(p, mem, size, stride, count, c->pack,
                           c->pf_line ? GCOMMI_ROWS_PF_AHEAD : 0);

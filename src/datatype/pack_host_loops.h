@@ -140,9 +140,9 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * (0.83-1.12x against 0.88-1.15x), and the prefetch in their memcpy per row lost 0.03-0.06x at
  * 1 MiB (docs/BENCHMARKS.md, session 32): below GCOMMI_ROWS_WIDE_MIN those rows keep one memcpy
  * each, without it; from there they come here (select_copies). */
-__attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
-                                                     int64_t stride, int64_t count, int pack,
-                                                     int64_t ahead)
+__attribute__((target("avx2"), always_inline)) static inline void
+rows_vec_loop(char *p, char *mem, int64_t size, int64_t stride, int64_t count, int pack,
+              int64_t ahead, const int odd)
 {
     for (int64_t r = 0; r < count; r++, p += size, mem += stride) {
         char *d = pack ? p : mem;
@@ -150,9 +150,22 @@ __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t
         int64_t i = 0;
         if (ahead && r + ahead < count) prefetch_line(mem + ahead * stride, pack);
         for (; i + 128 <= size; i += 128) move128_avx2(d + i, s + i);
-        for (; i + 32 <= size; i += 32) move32_avx2(d + i, s + i);
-        if (i < size) move32_avx2(d + size - 32, s + size - 32); /* overlapping: same values */
+        if (!odd) {
+            for (; i < size; i += 32) move32_avx2(d + i, s + i);
+        } else { /* the last move ends the row, overlapping the one before (same values) */
+            for (; i + 32 < size; i += 32) move32_avx2(d + i, s + i);
+            move32_avx2(d + size - 32, s + size - 32);
+        }
     }
+}
+/* Multiples of 32 keep a loop without the overlapping move: one shared loop packed vector_bl16
+ * (128-byte rows) 1-3% slower at 1-4 MiB (bench_pack_ab, three runs, 2026-11-29). */
+__attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t size,
+                                                     int64_t stride, int64_t count, int pack,
+                                                     int64_t ahead)
+{
+    if (size % 32 == 0) rows_vec_loop(p, mem, size, stride, count, pack, ahead, 0);
+    else rows_vec_loop(p, mem, size, stride, count, pack, ahead, 1);
 }
 #define GCOMMI_HAVE_ROWS_VEC 1
 #define GCOMMI_ROWS_PF_AHEAD 8

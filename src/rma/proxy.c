@@ -126,8 +126,9 @@ typedef struct reply_s {
 enum { OP_FREE = 0, OP_BLOCKED, OP_SENDING, OP_WAIT_ACK, OP_WAIT_DATA, OP_WAIT_BARRIER, OP_DONE };
 static const char *const op_state_words[] = {
     "free", "held behind an earlier flush or barrier of its rank", "sending",
-    "waiting for the acknowledgement", "waiting for the data", "waiting in the barrier for the "
-    "other processes", "done, waiting for earlier commands of its rank"};
+    "waiting for the acknowledgement", "waiting for the data",
+    "waiting in the barrier for the other processes",
+    "done, waiting for earlier commands of its rank"};
 static const char *const op_words[] = {"nop", "put", "get", "notify", "flush", "barrier"};
 
 typedef struct op_s {
