@@ -478,7 +478,9 @@ static char *gather_indexed(char *p, const char *m, const int64_t *displs, const
  * every 8 KiB or without gaps (one page per 4 KiB) 90-103%; with 2 MiB pages the first kind rose
  * to 79-84%, so translating the pages is part of that cost. One prefetch per block starts the
  * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
- * figures of select_copies. Distances 1 to 32 blocks measured alike. The whole block two ahead,
+ * figures of select_copies. Distances 1 to 32 blocks measured alike in separate runs; in one
+ * process (bench_pack_ab, 2026-11-29) 1 measured as 2, and 4 and 8 cost vector_bl256's walk
+ * (strided_vec_walk) 5-17% at 256 KiB-4 MiB. The whole block two ahead,
  * line by line from its start, lost (vector_bl256 and lower_tri at 4 MiB 72-77% of memcpy against
  * 74-85%, 2026-11-29); from its end down it wins for some vectors (strided_vec_walk). */
 #define GCOMMI_PF_LINE_AHEAD 2
