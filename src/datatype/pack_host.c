@@ -67,6 +67,14 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
     case 16: strided_16(c, mem, stride, count); return;
     case 32: strided_32(c, mem, stride, count); return;
     default:
+#ifdef GCOMMI_HAVE_SMALL_OVER
+        if (c->small_over && size <= 64 && stride >= size) {
+            if (c->pack) pack_small_over(c->packed, mem, size, stride, count);
+            else unpack_small_exact(c->packed, mem, size, stride, count);
+            c->packed += count * size;
+            return;
+        }
+#endif
         if (size <= 64) {
             char *p = c->packed;
             if (c->pack)

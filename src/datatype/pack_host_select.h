@@ -36,6 +36,7 @@ typedef struct {
     int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
+    int small_over;       /* elements of 3 to 64 bytes: pack_small_over(), unpack_small_exact() */
     int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
                              not multiples of 32 (its last move overlaps the one before) */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
@@ -178,6 +179,10 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   1.30x and 1.13 / 1.17 / 1.56x; 200-byte 0.99-1.15x; rows the rule leaves alone (100,
      *   256 and 1000 bytes, and every row at 1 and 16 MiB) 0.94-1.06x; 100-byte rows through
      *   rows_vec lost 8-18% at 256 KiB-2 MiB, so rows of up to 128 bytes keep multiples of 32);
+     * - elements of 3 to 64 bytes (arrays of structs) packed with one wide move each that runs on
+     *   into the next elements' packed bytes, and unpacked with two exact moves chosen once per
+     *   call (c->small_over: pack_small_over, unpack_small_exact; their comments have the
+     *   figures: 1.2-3x for most sizes, the benchmark's struct pack 1.23-1.27x);
      * - transposing tiles of 16 rows from GCOMMI_TILE_WIDE_MIN bytes: at 64 / 256 MiB pack 2.68 /
      *   2.76x and unpack 2.68 / 3.03x MPI_Pack against 1.61 / 1.79x and 2.38 / 2.56x with 8, but
      *   at 16 MiB 1.65 / 2.15x against 2.34 / 2.84x (a column walk of a 16 MiB matrix touches
@@ -207,6 +212,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
     c->pf_line = 0;
     c->rows_odd = 0;
+    c->small_over = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
     c->gather_ilv = c->streams && c->pack;
@@ -216,6 +222,7 @@ static void select_copies(ctx_t *c, size_t bytes)
         if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= stream_min(1)))
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
         c->rows_odd = !c->streams && bytes >= GCOMMI_ROWS_WIDE_MIN;
+        c->small_over = 1;
         if (bytes >= GCOMMI_TILE_WIDE_MIN) {
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
                                                                     : GCOMMI_TILE_OTHER;
@@ -237,6 +244,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->rows_zmm = 0;
     c->pf_line = 0;
     c->rows_odd = 0;
+    c->small_over = 0;
     c->gather_ilv = 0;
 }
 #endif

@@ -94,6 +94,22 @@ int main(void)
             geometries += 2;
         }
     }
+    /* elements of 3 to 64 bytes, as in arrays of structs (on Zen 4 packed with one move of the
+     * next power of two that runs on into the next elements' packed bytes, and unpacked with two
+     * exact moves chosen once per call), at strides of one byte more, seven more, twice plus
+     * three, and negative; few elements (the last ones take the exact copy) and many (some
+     * elements end near a page boundary, where the wide load would cross it) */
+    static const int small[] = {3, 5, 7, 9, 12, 15, 17, 20, 24, 31, 33, 40, 48, 63, 64};
+    static const int small_counts[] = {1, 2, 3, 5, 9, 4099};
+    for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+        const long n = small[i];
+        const long small_strides[] = {n + 1, n + 7, 2 * n + 3, -(n + 5)};
+        for (size_t j = 0; j < sizeof small_strides / sizeof *small_strides; j++)
+            for (size_t k = 0; k < sizeof small_counts / sizeof *small_counts; k++) {
+                check_vector(small_counts[k], (int)n, small_strides[j]);
+                geometries++;
+            }
+    }
     /* about 6.5 MiB: each of block_check's three ranges, cut at odd bytes, is itself more than
      * 2 MiB and starts inside a row */
     check_vector(26630, 256, 512);
