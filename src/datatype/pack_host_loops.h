@@ -182,7 +182,9 @@ __attribute__((target("avx2"))) static void rows_vec(char *p, char *mem, int64_t
  * bench_pack_ab on the Zen 4 VM (2026-11-29, against copy_small per element, 1 and 4 MiB),
  * speed: 3-byte elements 4 apart 2.95-2.98x, 5 / 8 2.00-2.08x, 7 / 16 1.76-2.00x, 12 / 16
  * 1.97-1.99x, 17 / 24 (the struct {double, int, int, char} of bench_pack_cpu) 1.23-1.27x, 24 / 32
- * 0.99-1.00x, 40 / 48 1.98x, 63 / 72 1.47-1.51x. Unpacks cannot store past an element (the typed
+ * 0.99-1.00x, 40 / 48 1.98x, 63 / 72 1.47-1.51x; in packs that stream (16-256 MiB) 5-byte
+ * 1.72-2.62x, 12- to 48-byte 1.00-1.22x, 63-byte 0.90-0.96x (strided_any keeps copy_small there
+ * from 33 bytes). Unpacks cannot store past an element (the typed
  * buffer's gaps must stay as they are): unpack_small_exact below. */
 __attribute__((target("avx2"), always_inline)) static inline void
 small_over_loop(char *p, const char *mem, int64_t size, int64_t stride, int64_t fast,
