@@ -97,38 +97,31 @@ typedef struct {
     int (*type)(const geom_t *g, gcomm_datatype *t);
 } shape_t;
 
-/* vector_bl256 as bench_pack_cpu.c builds it: vector(target / 2048, 256, 512, double). */
-static int geom_vector_bl256(size_t target, geom_t *g)
+/* vector_blN as bench_pack_cpu.c builds it: vector(target / (8 bl), bl, 2 bl, double), blocks of
+ * 8 bl bytes 16 bl bytes apart. */
+static int geom_vector(size_t target, size_t bl, geom_t *g)
 {
-    size_t count = target / (8 * 256);
+    size_t count = target / (8 * bl);
     if (count == 0 || count > INT_MAX / 2)
         return 1;
-    *g = (geom_t){count, 2 * 256 * 8, 256 * 8, 0, count * 2048, (count - 1) * 4096 + 2048, ""};
-    snprintf(g->desc, sizeof g->desc, "count=%zu bl=256 stride=512", count);
+    *g = (geom_t){count, 16 * bl, 8 * bl, 0, count * 8 * bl, (count - 1) * 16 * bl + 8 * bl, ""};
+    snprintf(g->desc, sizeof g->desc, "count=%zu bl=%zu stride=%zu", count, bl, 2 * bl);
     return 0;
 }
 
-static int type_vector_bl256(const geom_t *g, gcomm_datatype *t)
+/* The vector of a geometry from geom_vector, as a gcomm datatype. */
+static int type_vector(const geom_t *g, gcomm_datatype *t)
 {
-    return gcomm_type_vector((int)g->nblocks, 256, 512, GCOMM_DOUBLE, t);
+    return gcomm_type_vector((int)g->nblocks, (int)(g->len0 / 8), (int)(g->stride / 8),
+                             GCOMM_DOUBLE, t);
 }
 
-/* vector_bl16 as bench_pack_cpu.c builds it: vector(target / 128, 16, 32, double), rows of 128
- * bytes 256 apart (the shape whose pack ties with MPI_Pack past the caches). */
-static int geom_vector_bl16(size_t target, geom_t *g)
-{
-    size_t count = target / (8 * 16);
-    if (count == 0 || count > INT_MAX / 2)
-        return 1;
-    *g = (geom_t){count, 2 * 16 * 8, 16 * 8, 0, count * 128, (count - 1) * 256 + 128, ""};
-    snprintf(g->desc, sizeof g->desc, "count=%zu bl=16 stride=32", count);
-    return 0;
-}
+/* vector_bl256: blocks of 2 KiB 4 KiB apart. */
+static int geom_vector_bl256(size_t target, geom_t *g) { return geom_vector(target, 256, g); }
 
-static int type_vector_bl16(const geom_t *g, gcomm_datatype *t)
-{
-    return gcomm_type_vector((int)g->nblocks, 16, 32, GCOMM_DOUBLE, t);
-}
+/* vector_bl16: rows of 128 bytes 256 apart (the shape whose pack ties with MPI_Pack past the
+ * caches). */
+static int geom_vector_bl16(size_t target, geom_t *g) { return geom_vector(target, 16, g); }
 
 /* lower_tri as bench_pack_cpu.c builds it: N the smallest with 8 N (N+1) / 2 >= target. */
 static int geom_lower_tri(size_t target, geom_t *g)
@@ -161,9 +154,9 @@ static int type_lower_tri(const geom_t *g, gcomm_datatype *t)
 }
 
 static const shape_t shapes[] = {
-    {"vector_bl256", geom_vector_bl256, type_vector_bl256},
+    {"vector_bl256", geom_vector_bl256, type_vector},
     {"lower_tri", geom_lower_tri, type_lower_tri},
-    {"vector_bl16", geom_vector_bl16, type_vector_bl16},
+    {"vector_bl16", geom_vector_bl16, type_vector},
 };
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
