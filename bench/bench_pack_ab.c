@@ -16,8 +16,8 @@
  *   build-bench/bench/bench_pack_ab --a /tmp/build-prev/src/libgcomm.so
  *       --b build-bench/src/libgcomm.so --shapes subarray4d --min-bytes 1M --max-bytes 4M
  *
- * Shapes: those of bench_pack_cpu (vector_bl1, vector_bl16, vector_bl256, lower_tri, subarray4d,
- * struct, transpose; the same geometry for a packed size) and, with --rows R[:S],..., hvectors of
+ * Shapes: those of bench_pack_cpu (bench_shapes.h: the same geometry for a packed size, built by
+ * the same code in each loaded copy) and, with --rows R[:S],..., hvectors of
  * R-byte rows S bytes apart (S defaults to 2R). After the timed rounds every B output is compared
  * byte for byte with A's (pack: the packed stream; unpack: the whole typed span, gaps included,
  * both poisoned alike first). Exit status 1 when they differ or a call fails. */
@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_shapes.h"
 #include "bench_util.h"
 #include "gcomm/datatype.h"
 
@@ -36,19 +37,10 @@
 typedef struct {
     const char *path;
     void *handle;
-    int (*contiguous)(int, gcomm_datatype, gcomm_datatype *);
-    int (*vector)(int, int, int, gcomm_datatype, gcomm_datatype *);
-    int (*hvector)(int, int, ptrdiff_t, gcomm_datatype, gcomm_datatype *);
-    int (*indexed)(int, const int *, const int *, gcomm_datatype, gcomm_datatype *);
-    int (*strct)(int, const int *, const ptrdiff_t *, const gcomm_datatype *, gcomm_datatype *);
-    int (*subarray)(int, const int *, const int *, const int *, int, gcomm_datatype,
-                    gcomm_datatype *);
-    int (*resized)(gcomm_datatype, ptrdiff_t, ptrdiff_t, gcomm_datatype *);
+    bench_type_api_t api; /* the constructors the shapes are built with */
     int (*commit)(gcomm_datatype *);
-    int (*tfree)(gcomm_datatype *);
     int (*pack)(const void *, size_t, gcomm_datatype, void *, size_t, size_t *);
     int (*unpack)(const void *, size_t, size_t *, void *, size_t, gcomm_datatype);
-    gcomm_datatype dbl, i32, chr, byte;
 } lib_t;
 
 static int load(lib_t *l, const char *path)
@@ -68,21 +60,21 @@ static int load(lib_t *l, const char *path)
             return -1;                                                                      \
         }                                                                                   \
     } while (0)
-    SYM(contiguous, "gcomm_type_contiguous");
-    SYM(vector, "gcomm_type_vector");
-    SYM(hvector, "gcomm_type_hvector");
-    SYM(indexed, "gcomm_type_indexed");
-    SYM(strct, "gcomm_type_struct");
-    SYM(subarray, "gcomm_type_subarray");
-    SYM(resized, "gcomm_type_resized");
+    SYM(api.contiguous, "gcomm_type_contiguous");
+    SYM(api.vector, "gcomm_type_vector");
+    SYM(api.hvector, "gcomm_type_hvector");
+    SYM(api.indexed, "gcomm_type_indexed");
+    SYM(api.strct, "gcomm_type_struct");
+    SYM(api.subarray, "gcomm_type_subarray");
+    SYM(api.resized, "gcomm_type_resized");
     SYM(commit, "gcomm_type_commit");
-    SYM(tfree, "gcomm_type_free");
+    SYM(api.tfree, "gcomm_type_free");
     SYM(pack, "gcomm_pack");
     SYM(unpack, "gcomm_unpack");
-    SYM(dbl, "gcommi_type_DOUBLE");
-    SYM(i32, "gcommi_type_INT");
-    SYM(chr, "gcommi_type_CHAR");
-    SYM(byte, "gcommi_type_BYTE");
+    SYM(api.dbl, "gcommi_type_DOUBLE");
+    SYM(api.i32, "gcommi_type_INT");
+    SYM(api.chr, "gcommi_type_CHAR");
+    SYM(api.byte, "gcommi_type_BYTE");
 #undef SYM
     return 0;
 }
@@ -91,149 +83,28 @@ static int load(lib_t *l, const char *path)
 typedef struct {
     gcomm_datatype t;
     size_t incount, packed, span;
-    char desc[64];
 } inst_t;
 
-#define TRY(call)                                                                             \
-    do {                                                                                    \
-        if ((call) != 0) return -1;                                                         \
-    } while (0)
-
-/* Builders: param from the shape table; 1 when no geometry fits the size, -1 on failure. */
-static int build_vector(const lib_t *l, int bl, size_t target, inst_t *s)
-{
-    size_t count = target / (8 * (size_t)bl);
-    if (count == 0 || count > INT_MAX) return 1;
-    TRY(l->vector((int)count, bl, 2 * bl, l->dbl, &s->t));
-    s->incount = 1;
-    s->packed = count * 8 * (size_t)bl;
-    s->span = ((count - 1) * 2 * (size_t)bl + (size_t)bl) * 8;
-    snprintf(s->desc, sizeof s->desc, "count=%zu bl=%d stride=%d", count, bl, 2 * bl);
-    return 0;
-}
-
-static int build_lower_tri(const lib_t *l, int param, size_t target, inst_t *s)
-{
-    (void)param;
-    size_t n = 1;
-    while (8 * n * (n + 1) / 2 < target) n++;
-    if (n > 46340) return 1;
-    int *len = malloc(n * sizeof *len), *disp = malloc(n * sizeof *disp);
-    int rc = -1;
-    if (len && disp) {
-        for (size_t i = 0; i < n; i++) {
-            len[i] = (int)(i + 1);
-            disp[i] = (int)(i * n);
-        }
-        rc = l->indexed((int)n, len, disp, l->dbl, &s->t) == 0 ? 0 : -1;
-    }
-    free(len);
-    free(disp);
-    s->incount = 1;
-    s->packed = 8 * n * (n + 1) / 2;
-    s->span = 8 * n * n;
-    snprintf(s->desc, sizeof s->desc, "N=%zu", n);
-    return rc;
-}
-
-static int build_subarray4d(const lib_t *l, int param, size_t target, inst_t *s)
-{
-    (void)param;
-    int p = 0;
-    while ((size_t)8 << p < target) p++;
-    int sizes[4], subsizes[4], starts[4];
-    size_t volume = 1, sub = 1;
-    for (int d = 0; d < 4; d++) {
-        int e = p / 4 + (d >= 4 - p % 4 ? 1 : 0);
-        subsizes[d] = 1 << e;
-        sizes[d] = 2 * subsizes[d];
-        starts[d] = subsizes[d] / 2;
-        volume *= (size_t)sizes[d];
-        sub *= (size_t)subsizes[d];
-    }
-    TRY(l->subarray(4, sizes, subsizes, starts, GCOMM_ORDER_C, l->dbl, &s->t));
-    s->incount = 1;
-    s->packed = 8 * sub;
-    s->span = 8 * volume;
-    snprintf(s->desc, sizeof s->desc, "%dx%dx%dx%d of %dx%dx%dx%d", subsizes[0], subsizes[1],
-             subsizes[2], subsizes[3], sizes[0], sizes[1], sizes[2], sizes[3]);
-    return 0;
-}
-
-typedef struct {
-    double d;
-    int i, j;
-    char c;
-} elem_t;
-
-static int build_struct(const lib_t *l, int param, size_t target, inst_t *s)
-{
-    (void)param;
-    const size_t elem_packed = sizeof(double) + 2 * sizeof(int) + 1;
-    size_t count = (target + elem_packed - 1) / elem_packed;
-    if (count > INT_MAX) return 1;
-    int len[4] = {1, 1, 1, 1};
-    ptrdiff_t disp[4] = {offsetof(elem_t, d), offsetof(elem_t, i), offsetof(elem_t, j),
-                         offsetof(elem_t, c)};
-    gcomm_datatype types[4] = {l->dbl, l->i32, l->i32, l->chr};
-    gcomm_datatype raw;
-    TRY(l->strct(4, len, disp, types, &raw));
-    TRY(l->resized(raw, 0, sizeof(elem_t), &s->t));
-    TRY(l->tfree(&raw));
-    s->incount = count;
-    s->packed = count * elem_packed;
-    s->span = count * sizeof(elem_t);
-    snprintf(s->desc, sizeof s->desc, "%zu x {d,i,i,c}", count);
-    return 0;
-}
-
-static int build_transpose(const lib_t *l, int param, size_t target, inst_t *s)
-{
-    (void)param;
-    size_t n = 1;
-    while (8 * n * n < target) n++;
-    if (n > 46340) return 1;
-    gcomm_datatype col, col8;
-    TRY(l->vector((int)n, 1, (int)n, l->dbl, &col));
-    TRY(l->resized(col, 0, 8, &col8));
-    TRY(l->contiguous((int)n, col8, &s->t));
-    TRY(l->tfree(&col));
-    TRY(l->tfree(&col8));
-    s->incount = 1;
-    s->packed = 8 * n * n;
-    s->span = 8 * n * n;
-    snprintf(s->desc, sizeof s->desc, "N=%zu", n);
-    return 0;
-}
-
-/* --rows R:S: hvector of R-byte rows S bytes apart (param R, stride in rows_stride). */
-static long rows_stride[64];
-static int build_rows(const lib_t *l, int param, size_t target, inst_t *s)
-{
-    const long r = rows_stride[param * 2], st = rows_stride[param * 2 + 1];
-    size_t count = target / (size_t)r;
-    if (count == 0 || count > INT_MAX) return 1;
-    TRY(l->hvector((int)count, (int)r, (ptrdiff_t)st, l->byte, &s->t));
-    s->incount = 1;
-    s->packed = count * (size_t)r;
-    s->span = (count - 1) * (size_t)st + (size_t)r;
-    snprintf(s->desc, sizeof s->desc, "%zu rows of %ld bytes, %ld apart", count, r, st);
-    return 0;
-}
-
+/* A shape of the table (bench_shapes.h) or, with sh NULL, rows of `row` bytes `stride` apart. */
 typedef struct {
     char name[32];
-    int param;
-    int (*build)(const lib_t *, int, size_t, inst_t *);
+    const bench_shape_t *sh;
+    size_t row, stride;
 } shape_t;
 
-static const shape_t builtin[] = {
-    {"vector_bl1", 1, build_vector},     {"vector_bl16", 16, build_vector},
-    {"vector_bl256", 256, build_vector}, {"lower_tri", 0, build_lower_tri},
-    {"subarray4d", 0, build_subarray4d}, {"struct", 0, build_struct},
-    {"transpose", 0, build_transpose},
-};
-enum { NBUILTIN = sizeof builtin / sizeof builtin[0] };
+/* 0: built; 1: no geometry of this shape fits the size; -1: the type failed. */
+static int build(const lib_t *l, const shape_t *shape, size_t target, inst_t *s)
+{
+    bench_geom_t g;
+    int rc = shape->sh ? bench_shape_geom(shape->sh, target, &g)
+                       : bench_shape_rows(shape->row, shape->stride, target, &g);
+    if (rc != 0) return 1;
+    if (bench_shape_type(&l->api, &g, &s->t) != 0) return -1;
+    s->incount = g.incount;
+    s->packed = g.packed;
+    s->span = g.span;
+    return 0;
+}
 
 /* What one timed call needs. */
 typedef struct {
@@ -307,13 +178,14 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    shape_t shapes[NBUILTIN + 32];
-    int nshapes = 0;
-    for (int s = 0; s < NBUILTIN; s++)
-        if ((shape_list && bench_list_has(shape_list, builtin[s].name)) ||
-            (!shape_list && !rows_list))
-            shapes[nshapes++] = builtin[s];
-    int nrows = 0;
+    shape_t shapes[16 + 32];
+    int nshapes = 0, nrows = 0;
+    for (int s = 0; s < bench_nshapes && s < 16; s++)
+        if ((shape_list && bench_list_has(shape_list, bench_shapes[s].name)) ||
+            (!shape_list && !rows_list)) {
+            shapes[nshapes] = (shape_t){"", &bench_shapes[s], 0, 0};
+            snprintf(shapes[nshapes++].name, sizeof shapes[0].name, "%s", bench_shapes[s].name);
+        }
     for (const char *p = rows_list; p && *p;) {
         char *end;
         long r = strtol(p, &end, 10), st = 2 * r;
@@ -322,11 +194,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_pack_ab: bad --rows entry at '%s' (at most 32)\n", p);
             return 2;
         }
-        rows_stride[2 * nrows] = r;
-        rows_stride[2 * nrows + 1] = st;
-        shape_t sh = {"", nrows++, build_rows};
+        shape_t sh = {"", NULL, (size_t)r, (size_t)st};
         snprintf(sh.name, sizeof sh.name, "rows%ld:%ld", r, st);
         shapes[nshapes++] = sh;
+        nrows++;
         p = *end ? end + 1 : end;
     }
     if (nshapes == 0) {
@@ -363,8 +234,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < nshapes; s++)
         for (size_t target = min_bytes; target <= max_bytes; target *= 4) {
             inst_t ia = {0}, ib = {0};
-            int ra = shapes[s].build(&la, shapes[s].param, target, &ia);
-            int rb = shapes[s].build(&lb, shapes[s].param, target, &ib);
+            int ra = build(&la, &shapes[s], target, &ia);
+            int rb = build(&lb, &shapes[s], target, &ib);
             if (ra == 1 || rb == 1) continue;
             if (ra || rb || la.commit(&ia.t) || lb.commit(&ib.t) || ia.packed != ib.packed) {
                 fprintf(stderr, "bench_pack_ab: %s at %zu: building the type failed\n",
@@ -429,8 +300,8 @@ int main(int argc, char **argv)
                         shapes[s].name, ia.packed);
                 failures++;
             }
-            la.tfree(&ia.t);
-            lb.tfree(&ib.t);
+            la.api.tfree(&ia.t);
+            lb.api.tfree(&ib.t);
             free(src);
             free(outa);
             free(outb);

@@ -1,12 +1,8 @@
 /* bench_pack_cpu: gcomm_pack / gcomm_unpack against Open MPI's MPI_Pack / MPI_Unpack on host
  * memory, with memcpy of the same byte count as the ceiling (issue 2).
  *
- * Shapes (all of doubles unless said otherwise), scaled so that one pack moves about `bytes`:
- *   vector_bl1/16/256  vector(count, bl, 2*bl): half of the buffer, blocks of bl doubles
- *   lower_tri          indexed: row i of an N x N matrix has i+1 elements at i*N
- *   subarray4d         the inner half of each dimension of a 4-D volume (16x the packed bytes)
- *   struct             array of struct {double; int; int; char} (extent 24, 17 packed bytes)
- *   transpose          contiguous(N, resized(vector(N, 1, N), extent 8)): packing transposes
+ * Shapes: the seven of issue 2 (bench_shapes.h has their geometry), each built as a gcomm type
+ * and as the same MPI type.
  * Packed sizes: 1K, 4K, ..., --max-bytes (default 256M; --quick stops at 16M). Shapes whose
  * geometry cannot hit a size exactly use the smallest geometry at or above it; the CSV gives the
  * real packed byte count. Each (shape, size, op) is one CSV row; GB/s count packed bytes only.
@@ -32,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_shapes.h"
 #include "bench_util.h"
 #include "gcomm/datatype.h"
 
@@ -48,7 +45,7 @@
         }                                                                                    \
     } while (0)
 
-/* One shape at one size: the same layout as a gcomm type and as an MPI type. */
+/* One shape at one size (bench_shapes.h): the same layout as a gcomm type and as an MPI type. */
 typedef struct {
     gcomm_datatype gt;
     MPI_Datatype mt;
@@ -58,150 +55,74 @@ typedef struct {
     char desc[96];
 } inst_t;
 
-typedef struct {
-    const char *name;
-    int param;
-    /* 0: built; 1: no geometry of this shape fits the size (skipped); -1: error. */
-    int (*build)(int param, size_t target, inst_t *s);
-} shape_t;
-
-static int build_vector(int bl, size_t target, inst_t *s)
+/* The geometry as an MPI type, built as bench_shape_type builds the gcomm one. */
+static int mpi_type(const bench_geom_t *g, MPI_Datatype *t)
 {
-    size_t count = target / (8 * (size_t)bl);
-    if (count == 0 || count > INT_MAX / 2)
-        return 1;
-    GC(gcomm_type_vector((int)count, bl, 2 * bl, GCOMM_DOUBLE, &s->gt));
-    MPI_Type_vector((int)count, bl, 2 * bl, MPI_DOUBLE, &s->mt);
-    s->incount = 1;
-    s->packed = count * (size_t)bl * 8;
-    s->span = ((count - 1) * 2 * (size_t)bl + (size_t)bl) * 8;
-    snprintf(s->desc, sizeof s->desc, "count=%zu bl=%d stride=%d", count, bl, 2 * bl);
-    return 0;
-}
-
-static int build_lower_tri(int param, size_t target, inst_t *s)
-{
-    size_t n = 1;
-    while (8 * n * (n + 1) / 2 < target)
-        n++;
-    if (n > 46340) /* n * n must fit an int displacement */
-        return 1;
-    int *len = malloc(n * sizeof *len), *disp = malloc(n * sizeof *disp);
-    if (!len || !disp) {
+    switch (g->kind) {
+    case BENCH_SHAPE_VECTOR:
+        return MPI_Type_vector((int)g->n, (int)g->block, (int)g->stride, MPI_DOUBLE, t);
+    case BENCH_SHAPE_LOWER_TRI: {
+        int *len, *disp;
+        if (bench_lower_tri_blocks(g->n, &len, &disp) != 0)
+            return MPI_ERR_NO_MEM;
+        int rc = MPI_Type_indexed((int)g->n, len, disp, MPI_DOUBLE, t);
         free(len);
         free(disp);
+        return rc;
+    }
+    case BENCH_SHAPE_SUBARRAY4D:
+        return MPI_Type_create_subarray(4, g->sizes, g->subsizes, g->starts, MPI_ORDER_C,
+                                        MPI_DOUBLE, t);
+    case BENCH_SHAPE_STRUCT: {
+        int len[4] = {1, 1, 1, 1};
+        MPI_Aint disp[4] = {offsetof(bench_elem_t, d), offsetof(bench_elem_t, i),
+                            offsetof(bench_elem_t, j), offsetof(bench_elem_t, c)};
+        MPI_Datatype types[4] = {MPI_DOUBLE, MPI_INT, MPI_INT, MPI_CHAR}, raw;
+        int rc = MPI_Type_create_struct(4, len, disp, types, &raw);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rc = MPI_Type_create_resized(raw, 0, sizeof(bench_elem_t), t);
+        MPI_Type_free(&raw);
+        return rc;
+    }
+    case BENCH_SHAPE_TRANSPOSE: {
+        MPI_Datatype col, col8;
+        int rc = MPI_Type_vector((int)g->n, 1, (int)g->n, MPI_DOUBLE, &col);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rc = MPI_Type_create_resized(col, 0, 8, &col8);
+        MPI_Type_free(&col);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rc = MPI_Type_contiguous((int)g->n, col8, t);
+        MPI_Type_free(&col8);
+        return rc;
+    }
+    case BENCH_SHAPE_ROWS:
+        return MPI_Type_create_hvector((int)g->n, (int)g->block, (MPI_Aint)g->stride, MPI_BYTE,
+                                       t);
+    }
+    return MPI_ERR_TYPE;
+}
+
+/* 0: built; 1: no geometry of this shape fits the size (skipped); -1: error. */
+static int build(const bench_shape_t *sh, size_t target, inst_t *s)
+{
+    bench_geom_t g;
+    if (bench_shape_geom(sh, target, &g) != 0)
+        return 1;
+    const bench_type_api_t api = bench_type_api_linked();
+    GC(bench_shape_type(&api, &g, &s->gt));
+    if (mpi_type(&g, &s->mt) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: building the MPI type failed\n", sh->name);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        len[i] = (int)(i + 1);
-        disp[i] = (int)(i * n);
-    }
-    int rc = gcomm_type_indexed((int)n, len, disp, GCOMM_DOUBLE, &s->gt);
-    if (rc == GCOMM_SUCCESS)
-        MPI_Type_indexed((int)n, len, disp, MPI_DOUBLE, &s->mt);
-    free(len);
-    free(disp);
-    GC(rc);
-    s->incount = 1;
-    s->packed = 8 * n * (n + 1) / 2;
-    s->span = 8 * n * n;
-    snprintf(s->desc, sizeof s->desc, "N=%zu", n);
+    s->incount = g.incount;
+    s->packed = g.packed;
+    s->span = g.span;
+    snprintf(s->desc, sizeof s->desc, "%s", g.desc);
     return 0;
 }
-
-/* Inner half of each dimension; power-of-two subsizes as even as possible, the larger ones
- * innermost (C order), so the packed size is exactly the target when it is 8 * 2^p. */
-static int build_subarray4d(int param, size_t target, inst_t *s)
-{
-    int p = 0;
-    while ((size_t)8 << p < target)
-        p++;
-    int sizes[4], subsizes[4], starts[4];
-    size_t volume = 1, sub = 1;
-    for (int d = 0; d < 4; d++) {
-        int e = p / 4 + (d >= 4 - p % 4 ? 1 : 0);
-        subsizes[d] = 1 << e;
-        sizes[d] = 2 * subsizes[d];
-        starts[d] = subsizes[d] / 2;
-        volume *= (size_t)sizes[d];
-        sub *= (size_t)subsizes[d];
-    }
-    GC(gcomm_type_subarray(4, sizes, subsizes, starts, GCOMM_ORDER_C, GCOMM_DOUBLE, &s->gt));
-    MPI_Type_create_subarray(4, sizes, subsizes, starts, MPI_ORDER_C, MPI_DOUBLE, &s->mt);
-    s->incount = 1;
-    s->packed = 8 * sub;
-    s->span = 8 * volume;
-    snprintf(s->desc, sizeof s->desc, "%dx%dx%dx%d of %dx%dx%dx%d", subsizes[0], subsizes[1],
-             subsizes[2], subsizes[3], sizes[0], sizes[1], sizes[2], sizes[3]);
-    return 0;
-}
-
-typedef struct {
-    double d;
-    int i, j;
-    char c;
-} elem_t;
-
-static int build_struct(int param, size_t target, inst_t *s)
-{
-    const size_t elem_packed = sizeof(double) + 2 * sizeof(int) + 1;
-    size_t count = (target + elem_packed - 1) / elem_packed;
-    if (count > INT_MAX)
-        return 1;
-    int len[4] = {1, 1, 1, 1};
-    ptrdiff_t disp[4] = {offsetof(elem_t, d), offsetof(elem_t, i), offsetof(elem_t, j),
-                         offsetof(elem_t, c)};
-    MPI_Aint mdisp[4] = {disp[0], disp[1], disp[2], disp[3]};
-    gcomm_datatype gtypes[4] = {GCOMM_DOUBLE, GCOMM_INT, GCOMM_INT, GCOMM_CHAR};
-    MPI_Datatype mtypes[4] = {MPI_DOUBLE, MPI_INT, MPI_INT, MPI_CHAR};
-    gcomm_datatype graw;
-    MPI_Datatype mraw;
-    GC(gcomm_type_struct(4, len, disp, gtypes, &graw));
-    GC(gcomm_type_resized(graw, 0, sizeof(elem_t), &s->gt));
-    GC(gcomm_type_free(&graw));
-    MPI_Type_create_struct(4, len, mdisp, mtypes, &mraw);
-    MPI_Type_create_resized(mraw, 0, sizeof(elem_t), &s->mt);
-    MPI_Type_free(&mraw);
-    s->incount = count;
-    s->packed = count * elem_packed;
-    s->span = count * sizeof(elem_t);
-    snprintf(s->desc, sizeof s->desc, "%zu x {d,i,i,c} extent %zu", count, sizeof(elem_t));
-    return 0;
-}
-
-static int build_transpose(int param, size_t target, inst_t *s)
-{
-    size_t n = 1;
-    while (8 * n * n < target)
-        n++;
-    if (n > 46340)
-        return 1;
-    gcomm_datatype gcol, gcol8;
-    MPI_Datatype mcol, mcol8;
-    GC(gcomm_type_vector((int)n, 1, (int)n, GCOMM_DOUBLE, &gcol));
-    GC(gcomm_type_resized(gcol, 0, 8, &gcol8));
-    GC(gcomm_type_contiguous((int)n, gcol8, &s->gt));
-    GC(gcomm_type_free(&gcol));
-    GC(gcomm_type_free(&gcol8));
-    MPI_Type_vector((int)n, 1, (int)n, MPI_DOUBLE, &mcol);
-    MPI_Type_create_resized(mcol, 0, 8, &mcol8);
-    MPI_Type_contiguous((int)n, mcol8, &s->mt);
-    MPI_Type_free(&mcol);
-    MPI_Type_free(&mcol8);
-    s->incount = 1;
-    s->packed = 8 * n * n;
-    s->span = 8 * n * n;
-    snprintf(s->desc, sizeof s->desc, "N=%zu", n);
-    return 0;
-}
-
-static const shape_t shapes[] = {
-    {"vector_bl1", 1, build_vector},       {"vector_bl16", 16, build_vector},
-    {"vector_bl256", 256, build_vector},   {"lower_tri", 0, build_lower_tri},
-    {"subarray4d", 0, build_subarray4d},   {"struct", 0, build_struct},
-    {"transpose", 0, build_transpose},
-};
-enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
 /* Buffers of one (shape, size), each with GUARD trailing bytes. The operations compared in one
  * measurement use the same buffers (pack: src -> out, unpack: out -> dst, memcpy in the same
@@ -439,8 +360,8 @@ static void usage(FILE *f)
             "  --huge-pages    buffers on transparent huge pages (madvise), memcpy's too; the\n"
             "                  table says how much of them the kernel gave\n"
             "  --shapes LIST   subset of:");
-    for (int i = 0; i < NSHAPES; i++)
-        fprintf(f, " %s", shapes[i].name);
+    for (int i = 0; i < bench_nshapes; i++)
+        fprintf(f, " %s", bench_shapes[i].name);
     fputc('\n', f);
 }
 
@@ -454,11 +375,11 @@ static void free_inst(inst_t *s)
 
 /* Builds, times and checks one (shape, size); appends two rows. Returns failures, -1 on error,
  * or -2 when skipped. */
-static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, FILE *csv,
+static int run_one(const bench_shape_t *sh, size_t target, const bench_opts_t *opts, FILE *csv,
                    FILE *tab, row_t *rows, int *nrows)
 {
     inst_t s = {.gt = GCOMM_DATATYPE_NULL, .mt = MPI_DATATYPE_NULL};
-    int rc = sh->build(sh->param, target, &s);
+    int rc = build(sh, target, &s);
     if (rc != 0) {
         free_inst(&s);
         return rc > 0 ? -2 : -1;
@@ -502,7 +423,7 @@ static int run_one(const shape_t *sh, size_t target, const bench_opts_t *opts, F
         goto out;
     }
     bench_fill_random(b.src, s.span + GUARD, 0x1234567ull * (uint64_t)(target + 1) +
-                                                  (uint64_t)(sh - shapes));
+                                                  (uint64_t)(sh - bench_shapes));
     memset(b.dst, SENTINEL, s.span + GUARD);
     memset(b.out, SENTINEL, s.packed + GUARD);
     memset(b.ref, SENTINEL, s.packed + GUARD);
@@ -593,8 +514,8 @@ int main(int argc, char **argv)
             const char *e = strchr(p, ',');
             size_t l = e ? (size_t)(e - p) : strlen(p);
             int found = 0;
-            for (int i = 0; i < NSHAPES; i++)
-                found |= strlen(shapes[i].name) == l && strncmp(p, shapes[i].name, l) == 0;
+            for (int i = 0; i < bench_nshapes; i++)
+                found |= strlen(bench_shapes[i].name) == l && strncmp(p, bench_shapes[i].name, l) == 0;
             if (!found) {
                 fprintf(stderr, "bench_pack_cpu: unknown shape '%.*s'\n", (int)l, p);
                 usage(stderr);
@@ -644,13 +565,13 @@ int main(int argc, char **argv)
     int nsizes = 0;
     for (size_t t = min_bytes; t <= max_bytes; t *= 4)
         nsizes++;
-    row_t *rows = calloc((size_t)(2 * NSHAPES * nsizes + 1), sizeof *rows);
+    row_t *rows = calloc((size_t)(2 * bench_nshapes * nsizes + 1), sizeof *rows);
     int nrows = 0, failures = 0, errors = 0;
-    for (int i = 0; i < NSHAPES && rows; i++) {
-        if (!bench_list_has(shape_list, shapes[i].name))
+    for (int i = 0; i < bench_nshapes && rows; i++) {
+        if (!bench_list_has(shape_list, bench_shapes[i].name))
             continue;
         for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
-            int rc = run_one(&shapes[i], t, &opts, csv, tab, rows, &nrows);
+            int rc = run_one(&bench_shapes[i], t, &opts, csv, tab, rows, &nrows);
             if (rc == -1)
                 errors++;
             else if (rc > 0)

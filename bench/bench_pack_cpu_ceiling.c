@@ -66,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_shapes.h"
 #include "bench_util.h"
 #include "gcomm/datatype.h"
 
@@ -86,78 +87,47 @@ typedef struct {
     size_t nblocks, stride, len0, inc;
     size_t packed; /* sum of the block lengths */
     size_t span;   /* bytes of the typed buffer (end of the last block) */
-    char desc[64];
+    char desc[96];
+    bench_geom_t shape; /* the shape's geometry, as bench_pack_cpu builds it (bench_shapes.h) */
 } geom_t;
 
-typedef struct {
-    const char *name;
-    /* 0: built; 1: no geometry of this shape fits the size */
-    int (*geom)(size_t target, geom_t *g);
-    /* the same layout as a gcomm datatype (not committed) */
-    int (*type)(const geom_t *g, gcomm_datatype *t);
-} shape_t;
+/* vector_bl256 (blocks of 2 KiB 4 KiB apart), lower_tri (rows of 8 bytes to 8 N bytes, 8 N
+ * apart) and vector_bl16 (rows of 128 bytes 256 apart: the shape whose pack ties with MPI_Pack
+ * past the caches), each as a list of blocks. 0: built; 1: no geometry fits the size. */
+static const char *const shapes[] = {"vector_bl256", "lower_tri", "vector_bl16"};
 
-/* vector_blN as bench_pack_cpu.c builds it: vector(target / (8 bl), bl, 2 bl, double), blocks of
- * 8 bl bytes 16 bl bytes apart. */
-static int geom_vector(size_t target, size_t bl, geom_t *g)
+static int shape_geom(const char *name, size_t target, geom_t *g)
 {
-    size_t count = target / (8 * bl);
-    if (count == 0 || count > INT_MAX / 2)
+    const bench_shape_t *sh = bench_shape_find(name);
+    if (!sh || bench_shape_geom(sh, target, &g->shape) != 0)
         return 1;
-    *g = (geom_t){count, 16 * bl, 8 * bl, 0, count * 8 * bl, (count - 1) * 16 * bl + 8 * bl, ""};
-    snprintf(g->desc, sizeof g->desc, "count=%zu bl=%zu stride=%zu", count, bl, 2 * bl);
-    return 0;
-}
-
-/* The vector of a geometry from geom_vector, as a gcomm datatype. */
-static int type_vector(const geom_t *g, gcomm_datatype *t)
-{
-    return gcomm_type_vector((int)g->nblocks, (int)(g->len0 / 8), (int)(g->stride / 8),
-                             GCOMM_DOUBLE, t);
-}
-
-/* vector_bl256: blocks of 2 KiB 4 KiB apart. */
-static int geom_vector_bl256(size_t target, geom_t *g) { return geom_vector(target, 256, g); }
-
-/* vector_bl16: rows of 128 bytes 256 apart (the shape whose pack ties with MPI_Pack past the
- * caches). */
-static int geom_vector_bl16(size_t target, geom_t *g) { return geom_vector(target, 16, g); }
-
-/* lower_tri as bench_pack_cpu.c builds it: N the smallest with 8 N (N+1) / 2 >= target. */
-static int geom_lower_tri(size_t target, geom_t *g)
-{
-    size_t n = 1;
-    while (8 * n * (n + 1) / 2 < target)
-        n++;
-    if (n > 46340) /* n * n must fit an int displacement */
+    const bench_geom_t *b = &g->shape;
+    if (b->kind == BENCH_SHAPE_VECTOR) {
+        g->nblocks = b->n;
+        g->stride = 8 * b->stride;
+        g->len0 = 8 * b->block;
+        g->inc = 0;
+    } else if (b->kind == BENCH_SHAPE_LOWER_TRI) {
+        g->nblocks = b->n;
+        g->stride = 8 * b->n;
+        g->len0 = 8;
+        g->inc = 8;
+    } else {
         return 1;
-    *g = (geom_t){n, 8 * n, 8, 8, 8 * n * (n + 1) / 2, 8 * ((n - 1) * n + n), ""};
-    snprintf(g->desc, sizeof g->desc, "N=%zu", n);
-    return 0;
-}
-
-static int type_lower_tri(const geom_t *g, gcomm_datatype *t)
-{
-    size_t n = g->nblocks;
-    int *len = malloc(n * sizeof *len), *disp = malloc(n * sizeof *disp);
-    int rc = GCOMM_ERR_NOMEM;
-    if (len && disp) {
-        for (size_t i = 0; i < n; i++) {
-            len[i] = (int)(i + 1);
-            disp[i] = (int)(i * n);
-        }
-        rc = gcomm_type_indexed((int)n, len, disp, GCOMM_DOUBLE, t);
     }
-    free(len);
-    free(disp);
-    return rc;
+    g->packed = b->packed;
+    g->span = b->span;
+    snprintf(g->desc, sizeof g->desc, "%s", b->desc);
+    return 0;
 }
 
-static const shape_t shapes[] = {
-    {"vector_bl256", geom_vector_bl256, type_vector},
-    {"lower_tri", geom_lower_tri, type_lower_tri},
-    {"vector_bl16", geom_vector_bl16, type_vector},
-};
+/* The shape as a gcomm datatype (not committed). */
+static int shape_type(const geom_t *g, gcomm_datatype *t)
+{
+    const bench_type_api_t api = bench_type_api_linked();
+    return bench_shape_type(&api, &g->shape, t);
+}
+
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
 /* Buffers of one (shape, size), shared by every operation of a measurement (as in
@@ -1115,17 +1085,17 @@ typedef struct {
     const char *loops; /* names of the loops to time besides memcpy; NULL: all */
 } settings_t;
 
-static int run_one(const shape_t *sh, size_t target, const settings_t *set, int run, FILE *csv,
+static int run_one(const char *name, size_t target, const settings_t *set, int run, FILE *csv,
                    FILE *tab, row_t *rows, int *nrows)
 {
     geom_t g;
-    if (sh->geom(target, &g) != 0)
+    if (shape_geom(name, target, &g) != 0)
         return -2;
     bufs_t b = {.g = &g, .type = GCOMM_DATATYPE_NULL, .pf_ahead = set->pf_ahead,
                 .pf_hint = set->pf_hint, .pf_next = set->pf_next};
     int rc = 0, bad = 0;
-    if (sh->type(&g, &b.type) != GCOMM_SUCCESS || gcomm_type_commit(&b.type) != GCOMM_SUCCESS) {
-        fprintf(stderr, "%s %zu: gcomm type: %s\n", sh->name, g.packed, gcomm_last_error_detail());
+    if (shape_type(&g, &b.type) != GCOMM_SUCCESS || gcomm_type_commit(&b.type) != GCOMM_SUCCESS) {
+        fprintf(stderr, "%s %zu: gcomm type: %s\n", name, g.packed, gcomm_last_error_detail());
         rc = -1;
         goto out;
     }
@@ -1134,7 +1104,7 @@ static int run_one(const shape_t *sh, size_t target, const settings_t *set, int 
     b.out = bench_alloc(g.packed + GUARD);
     b.ref = bench_alloc(g.packed + GUARD);
     if (!b.src || !b.dst || !b.out || !b.ref) {
-        fprintf(stderr, "%s %zu: out of memory (span %zu bytes)\n", sh->name, g.packed, g.span);
+        fprintf(stderr, "%s %zu: out of memory (span %zu bytes)\n", name, g.packed, g.span);
         rc = -1;
         goto out;
     }
@@ -1143,7 +1113,7 @@ static int run_one(const shape_t *sh, size_t target, const settings_t *set, int 
     memset(b.out, SENTINEL, g.packed + GUARD);
     reference_pack(&g, b.src, b.ref);
     if (bench_huge_pages())
-        fprintf(tab, "# %s %zu: the process holds %zu MiB on huge pages\n", sh->name, g.packed,
+        fprintf(tab, "# %s %zu: the process holds %zu MiB on huge pages\n", name, g.packed,
                 bench_huge_page_bytes() >> 20);
 
     for (int dir = 0; dir < 2; dir++) {
@@ -1161,13 +1131,13 @@ static int run_one(const shape_t *sh, size_t target, const settings_t *set, int 
             memcpy(b.out, b.ref, g.packed);
         bench_result_t res[NVARIANTS];
         if (bench_measure(ops, nops, &set->opts, res) != 0) {
-            fprintf(stderr, "%s %zu: %s failed: %s\n", sh->name, g.packed, dir ? "unpack" : "pack",
+            fprintf(stderr, "%s %zu: %s failed: %s\n", name, g.packed, dir ? "unpack" : "pack",
                     gcomm_last_error_detail());
             rc = -1;
             goto out;
         }
         row_t *r = &rows[(*nrows)++];
-        *r = (row_t){sh->name, g.packed, dir, {0}, {0}, {0}, {0}};
+        *r = (row_t){name, g.packed, dir, {0}, {0}, {0}, {0}};
         for (int k = 0; k < nops; k++) {
             r->s[idx[k]] = res[k].median_s;
             r->pct[idx[k]] = 100.0 * res[k].ratio_median; /* ops[0] is memcpy */
@@ -1175,11 +1145,11 @@ static int run_one(const shape_t *sh, size_t target, const settings_t *set, int 
             r->p75[idx[k]] = 100.0 * res[k].ratio_p75;
             /* each loop once more on fresh sentinels, then its output is checked (not the
              * ceiling: it copies contiguous bytes, not the type) */
-            if (idx[k] != 0 && !variants[idx[k]].bound && check_op(sh->name, dir, &ops[k], &b) != 0)
+            if (idx[k] != 0 && !variants[idx[k]].bound && check_op(name, dir, &ops[k], &b) != 0)
                 bad++;
             if (csv)
                 fprintf(csv, "%d,%s,%zu,%s,%s,%.6e,%.6e,%.6e,%ld,%.4f,%.4f,%.4f,%.4f,%ld\n", run,
-                        sh->name, g.packed, dir ? "unpack" : "pack", ops[k].name,
+                        name, g.packed, dir ? "unpack" : "pack", ops[k].name,
                         res[k].median_s, res[k].min_s, res[k].max_s, res[k].samples,
                         bench_gbps(g.packed, res[k].median_s), res[k].ratio_median,
                         res[k].ratio_p25, res[k].ratio_p75, res[k].ratio_pairs);
@@ -1344,10 +1314,10 @@ int main(int argc, char **argv)
         print_header(tab);
         int before = nrows;
         for (int s = 0; s < NSHAPES; s++) {
-            if (!bench_list_has(shape_list, shapes[s].name))
+            if (!bench_list_has(shape_list, shapes[s]))
                 continue;
             for (size_t t = min_bytes; t <= max_bytes; t *= 4) {
-                int rc = run_one(&shapes[s], t, &set, run, csv, tab, rows, &nrows);
+                int rc = run_one(shapes[s], t, &set, run, csv, tab, rows, &nrows);
                 if (rc == -1)
                     errors++;
                 else if (rc > 0)
