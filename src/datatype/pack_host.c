@@ -92,7 +92,7 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
          * 4-10% slower with the wide moves at 64-256 MiB (33-48 bytes: 1.00-1.18x) */
         if (c->small_over && size <= (c->pack && c->streams ? 32 : 64) && stride >= size) {
             if (c->pack) pack_small_over(c->packed, mem, size, stride, count);
-            else unpack_small_exact(c->packed, mem, size, stride, count);
+            else unpack_small_exact(c->packed, mem, size, stride, count, c->streams);
             c->packed += count * size;
             return;
         }

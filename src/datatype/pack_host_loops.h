@@ -238,29 +238,71 @@ __attribute__((target("avx2"), noinline)) static void pack_small_over(char *p, c
  * element, 1 and 4 MiB), speed: 3-byte elements 3.00-3.05x, 5-byte 3.21-3.61x, 7-byte
  * 2.50-3.02x, 12-byte 2.33x, 17-byte 1.02-1.03x, 24-, 40- and 63-byte 1.00x. (With the packs
  * above alone, copy_small's loop for unpacks moved in the code and unpacked 5- and 7-byte elements
- * 14-17% slower.) */
-__attribute__((always_inline)) static inline void small_exact_loop(char *p, char *mem,
-                                                                 int64_t size, int64_t stride,
-                                                                 int64_t count, const int w)
+ * 14-17% slower.) Elements of 32 bytes and more move as two 32-byte halves (both loads first);
+ * written as arrays and memcpy, GCC and clang made them four 16-byte moves and stored the
+ * values to the stack as well: 33- to 63-byte elements unpacked 1.4-2.0x faster this way at 256
+ * KiB-4 MiB and 1.10-1.15x at 16 MiB (bench_pack_ab, 2026-11-29), but at 64 MiB 48- to 64-byte
+ * elements lost 2-18% (64-byte elements 72 apart: 0.82-0.84x), so unpacks that stream keep four
+ * 16-byte moves (split). */
+__attribute__((target("avx2"), always_inline)) static inline void
+small_exact_loop(char *p, char *mem, int64_t size, int64_t stride, int64_t count, const int w,
+                 const int split)
 {
     for (int64_t i = 0; i < count; i++) {
         const char *s = p + i * size;
         char *d = mem + i * stride;
-        char a[64], b[64];
-        memcpy(a, s, (size_t)w);
-        memcpy(b, s + size - w, (size_t)w);
-        memcpy(d, a, (size_t)w);
-        memcpy(d + size - w, b, (size_t)w);
+        if (w == 32 && split) {
+            const __m128i a0 = _mm_loadu_si128((const __m128i *)s);
+            const __m128i a1 = _mm_loadu_si128((const __m128i *)(s + 16));
+            const __m128i b0 = _mm_loadu_si128((const __m128i *)(s + size - 32));
+            const __m128i b1 = _mm_loadu_si128((const __m128i *)(s + size - 16));
+            _mm_storeu_si128((__m128i *)d, a0);
+            _mm_storeu_si128((__m128i *)(d + 16), a1);
+            _mm_storeu_si128((__m128i *)(d + size - 32), b0);
+            _mm_storeu_si128((__m128i *)(d + size - 16), b1);
+        } else if (w == 32) {
+            const __m256i a = _mm256_loadu_si256((const __m256i *)s);
+            const __m256i b = _mm256_loadu_si256((const __m256i *)(s + size - 32));
+            _mm256_storeu_si256((__m256i *)d, a);
+            _mm256_storeu_si256((__m256i *)(d + size - 32), b);
+        } else if (w == 16) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)s);
+            const __m128i b = _mm_loadu_si128((const __m128i *)(s + size - 16));
+            _mm_storeu_si128((__m128i *)d, a);
+            _mm_storeu_si128((__m128i *)(d + size - 16), b);
+        } else if (w == 8) {
+            uint64_t a, b;
+            memcpy(&a, s, 8);
+            memcpy(&b, s + size - 8, 8);
+            memcpy(d, &a, 8);
+            memcpy(d + size - 8, &b, 8);
+        } else if (w == 4) {
+            uint32_t a, b;
+            memcpy(&a, s, 4);
+            memcpy(&b, s + size - 4, 4);
+            memcpy(d, &a, 4);
+            memcpy(d + size - 4, &b, 4);
+        } else {
+            uint16_t a, b;
+            memcpy(&a, s, 2);
+            memcpy(&b, s + size - 2, 2);
+            memcpy(d, &a, 2);
+            memcpy(d + size - 2, &b, 2);
+        }
     }
 }
-__attribute__((noinline)) static void unpack_small_exact(char *p, char *mem, int64_t size,
-                                                         int64_t stride, int64_t count)
+__attribute__((target("avx2"), noinline)) static void unpack_small_exact(char *p, char *mem,
+                                                                        int64_t size,
+                                                                        int64_t stride,
+                                                                        int64_t count,
+                                                                        int streams)
 {
-    if (size >= 32) small_exact_loop(p, mem, size, stride, count, 32);
-    else if (size >= 16) small_exact_loop(p, mem, size, stride, count, 16);
-    else if (size >= 8) small_exact_loop(p, mem, size, stride, count, 8);
-    else if (size >= 4) small_exact_loop(p, mem, size, stride, count, 4);
-    else small_exact_loop(p, mem, size, stride, count, 2);
+    if (size >= 32 && streams) small_exact_loop(p, mem, size, stride, count, 32, 1);
+    else if (size >= 32) small_exact_loop(p, mem, size, stride, count, 32, 0);
+    else if (size >= 16) small_exact_loop(p, mem, size, stride, count, 16, 0);
+    else if (size >= 8) small_exact_loop(p, mem, size, stride, count, 8, 0);
+    else if (size >= 4) small_exact_loop(p, mem, size, stride, count, 4, 0);
+    else small_exact_loop(p, mem, size, stride, count, 2, 0);
 }
 #define GCOMMI_HAVE_SMALL_OVER 1
 #define GCOMMI_ROWS_PF_AHEAD 8
