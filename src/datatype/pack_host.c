@@ -43,13 +43,14 @@ static inline void copy_bytes(ctx_t *c, char *mem, size_t n)
 #endif
 
 /* count runs of SIZE bytes at mem, mem + stride, ...: fixed-size copies compile to plain moves.
- * Packs, and unpacks of 1- and 2-byte runs, have their loop unrolled four times by GCC (clang's
- * build unrolls them by itself, and packed vector_bl1 1.3x faster than GCC's). bench_pack_ab on machine D
- * (Zen 4, 2026-11-29), against the loop as it was, 256 KiB-4 MiB: doubles 16 bytes apart pack
- * 1.17-1.32x, 4- and 8-byte runs three apart pack 1.09-1.38x at 1-4 MiB, bytes three apart pack
- * 2.9-3.3x and unpack 1.5-1.6x (to 16 MiB); 16-byte runs 1.00x. Unpacks of 4- and 8-byte runs
- * gained 1.1-1.3x at 1 MiB but lost 5-10% at 4 MiB (writing 4 of every 12 bytes), so they keep
- * the plain loop. */
+ * Packs, unpacks of 1- and 2-byte runs, and unpacks below GCOMMI_UNROLL_UNPACK_MAX bytes
+ * (c->unroll_unpack) have their loop unrolled four times by GCC (clang's build unrolls them by
+ * itself, and packed vector_bl1 1.3x faster than GCC's). bench_pack_ab on machine D (Zen 4,
+ * 2026-11-29), against the loop as it was, 256 KiB-4 MiB: doubles 16 bytes apart pack
+ * 1.17-1.32x and unpack 1.24-1.29x below 2 MiB, 4- and 8-byte runs three apart pack 1.09-1.38x
+ * at 1-4 MiB, bytes three apart pack 2.9-3.3x and unpack 1.5-1.6x (to 16 MiB); 16-byte runs
+ * 1.00x. Unpacks of 4- and 8-byte runs lost 5-10% at 4 MiB unrolled (writing 4 of every 12
+ * bytes) and 2-5% from 16 MiB: from 2 MiB they keep the plain loop. */
 #define GCOMMI_STRIDED_COPY(SIZE)                                                              \
     static void strided_##SIZE(ctx_t *c, char *mem, int64_t stride, int64_t count)            \
     {                                                                                          \
@@ -57,7 +58,7 @@ static inline void copy_bytes(ctx_t *c, char *mem, size_t n)
         if (c->pack) {                                                                         \
             GCOMMI_UNROLL4                                                                     \
             for (int64_t i = 0; i < count; i++) memcpy(p + i * SIZE, mem + i * stride, SIZE);  \
-        } else if (SIZE <= 2) {                                                                \
+        } else if (SIZE <= 2 || c->unroll_unpack) {                                            \
             GCOMMI_UNROLL4                                                                     \
             for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * SIZE, SIZE);  \
         } else {                                                                               \

@@ -39,6 +39,7 @@ typedef struct {
     int small_over;       /* elements of 3 to 64 bytes: pack_small_over(), unpack_small_exact() */
     int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
                              not multiples of 32 (its last move overlaps the one before) */
+    int unroll_unpack;    /* unpacks of strided 4- to 32-byte runs unrolled (strided_SIZE) */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
                              its first line or, for the vectors strided_vec_walk takes, all of it
                              from its end down; rows by rows_vec: the first line of the row
@@ -60,6 +61,11 @@ typedef struct {
 /* Zen 4: operations from this size (twice its 1 MiB L2) take rows up to GCOMMI_ROWS_VEC_MAX_OTHER
  * through rows_vec; measured to gain at 2 and 4 MiB and to lose at 1 MiB (select_copies). */
 #define GCOMMI_ROWS_WIDE_MIN ((size_t)2 << 20)
+/* Unpacks of strided 4- to 32-byte runs below this size have their loop unrolled four times by
+ * GCC, as packs always do (strided_SIZE in pack_host.c). bench_pack_ab on machine D (2026-11-29),
+ * unrolled against rolled: 4- and 8-byte runs two apart 1.23-1.53x at 256 KiB-1 MiB, 0.94-1.42x
+ * at 4 MiB, 0.95-0.98x at 16-64 MiB; three apart 0.98-1.38x at 1 MiB, 0.90-0.95x at 4 MiB. */
+#define GCOMMI_UNROLL_UNPACK_MAX ((size_t)2 << 20)
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -211,6 +217,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
      *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
     c->pf_line = 0;
+    c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
     c->tile_nt = 0;
@@ -243,6 +250,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
     c->pf_line = 0;
+    c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
     c->gather_ilv = 0;
