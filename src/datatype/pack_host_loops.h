@@ -26,26 +26,29 @@ static void copy_plain(char *dst, const char *src, size_t n) { memcpy(dst, src, 
 
 static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
-/* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves (both inside [0, n)) instead of
- * a memcpy call per odd-sized element, e.g. a 17-byte struct. */
-#define GCOMMI_COPY_PAIR(W)                                                                    \
+/* n bytes, W <= n <= 2 W, from src to dst as two overlapping moves of W bytes (both inside
+ * [0, n), both loads first); W a constant, so that each move is one instruction. Also the
+ * unpack of small elements below (small_exact_loop). */
+#define GCOMMI_COPY_PAIR(dst, src, n, W)                                                       \
     do {                                                                                       \
         char a_[W], b_[W];                                                                     \
-        memcpy(a_, src, W);                                                                    \
-        memcpy(b_, src + n - (W), W);                                                          \
-        memcpy(dst, a_, W);                                                                    \
-        memcpy(dst + n - (W), b_, W);                                                          \
+        memcpy(a_, (src), W);                                                                  \
+        memcpy(b_, (src) + (n) - (W), W);                                                      \
+        memcpy((dst), a_, W);                                                                  \
+        memcpy((dst) + (n) - (W), b_, W);                                                      \
     } while (0)
+
+/* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves instead of a memcpy call per
+ * odd-sized element, e.g. a 17-byte struct. */
 static inline void copy_small(char *dst, const char *src, size_t n)
 {
-    if (n >= 32) GCOMMI_COPY_PAIR(32);
-    else if (n >= 16) GCOMMI_COPY_PAIR(16);
-    else if (n >= 8) GCOMMI_COPY_PAIR(8);
-    else if (n >= 4) GCOMMI_COPY_PAIR(4);
-    else if (n >= 2) GCOMMI_COPY_PAIR(2);
+    if (n >= 32) GCOMMI_COPY_PAIR(dst, src, n, 32);
+    else if (n >= 16) GCOMMI_COPY_PAIR(dst, src, n, 16);
+    else if (n >= 8) GCOMMI_COPY_PAIR(dst, src, n, 8);
+    else if (n >= 4) GCOMMI_COPY_PAIR(dst, src, n, 4);
+    else if (n >= 2) GCOMMI_COPY_PAIR(dst, src, n, 2);
     else *dst = *src;
 }
-#undef GCOMMI_COPY_PAIR
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -266,31 +269,17 @@ small_exact_loop(char *p, char *mem, int64_t size, int64_t stride, int64_t count
             _mm256_storeu_si256((__m256i *)d, a);
             _mm256_storeu_si256((__m256i *)(d + size - 32), b);
         } else if (w == 16) {
-            const __m128i a = _mm_loadu_si128((const __m128i *)s);
-            const __m128i b = _mm_loadu_si128((const __m128i *)(s + size - 16));
-            _mm_storeu_si128((__m128i *)d, a);
-            _mm_storeu_si128((__m128i *)(d + size - 16), b);
+            GCOMMI_COPY_PAIR(d, s, size, 16);
         } else if (w == 8) {
-            uint64_t a, b;
-            memcpy(&a, s, 8);
-            memcpy(&b, s + size - 8, 8);
-            memcpy(d, &a, 8);
-            memcpy(d + size - 8, &b, 8);
+            GCOMMI_COPY_PAIR(d, s, size, 8);
         } else if (w == 4) {
-            uint32_t a, b;
-            memcpy(&a, s, 4);
-            memcpy(&b, s + size - 4, 4);
-            memcpy(d, &a, 4);
-            memcpy(d + size - 4, &b, 4);
+            GCOMMI_COPY_PAIR(d, s, size, 4);
         } else {
-            uint16_t a, b;
-            memcpy(&a, s, 2);
-            memcpy(&b, s + size - 2, 2);
-            memcpy(d, &a, 2);
-            memcpy(d + size - 2, &b, 2);
+            GCOMMI_COPY_PAIR(d, s, size, 2);
         }
     }
 }
+#undef GCOMMI_COPY_PAIR
 __attribute__((target("avx2"), noinline)) static void unpack_small_exact(char *p, char *mem,
                                                                         int64_t size,
                                                                         int64_t stride,
