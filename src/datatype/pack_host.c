@@ -42,6 +42,19 @@ static inline void copy_bytes(ctx_t *c, char *mem, size_t n)
 #define GCOMMI_UNROLL4
 #endif
 
+/* clang: leave the loop after it rolled (GCC leaves these loops as they are). clang 14 unrolls
+ * - the transposing tile's loop of a run-time count (transpose_tiles) by four and spills its
+ *   pointers, also where the fixed loops are not taken (unpacks that stream: 1.5x faster at
+ *   16 MiB without the unrolling);
+ * - a vector's loop of one memcpy call per block (full_vec) by two and keeps its pointers on the
+ *   stack across the calls: subarray4d's 256-byte rows at 1 MiB 1.04-1.06x faster rolled
+ *   (bench_pack_ab, machine D, 2026-11-29). */
+#if defined(__clang__)
+#define GCOMMI_NO_UNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define GCOMMI_NO_UNROLL
+#endif
+
 /* count runs of SIZE bytes at mem, mem + stride, ...: fixed-size copies compile to plain moves.
  * Packs, unpacks of 1- and 2-byte runs, and unpacks below GCOMMI_UNROLL_UNPACK_MAX bytes
  * (c->unroll_unpack) have their loop unrolled four times by GCC (clang's build unrolls them by
@@ -152,8 +165,10 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #endif
         if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
             if (c->pack)
+                GCOMMI_NO_UNROLL
                 for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
             else
+                GCOMMI_NO_UNROLL
                 for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * size, (size_t)size);
         } else if (c->pack) {
             for (int64_t i = 0; i < count; i++) f(p + i * size, mem + i * stride, (size_t)size);
@@ -209,15 +224,6 @@ static inline void store_nt(char *dst, const char *src, int64_t sz)
 GCOMMI_TILE_HEIGHTS(GCOMMI_TILE_FIXED, 8)
 GCOMMI_TILE_HEIGHTS(GCOMMI_TILE_FIXED, 4)
 #undef GCOMMI_TILE_FIXED
-
-/* clang unrolls the tile's loop of a run-time count by four and spills its pointers (above), also
- * where the fixed loops are not taken (unpacks that stream: 1.5x faster at 16 MiB without the
- * unrolling); GCC leaves the loop as it is. */
-#if defined(__clang__)
-#define GCOMMI_NO_UNROLL _Pragma("clang loop unroll(disable)")
-#else
-#define GCOMMI_NO_UNROLL
-#endif
 
 /* The fixed loop for T abutting rows of sz-byte elements, or NULL. */
 typedef void (*tile_fn_t)(char *, char *, int64_t, int64_t, int64_t, int);
