@@ -208,17 +208,25 @@ static inline void store_nt(char *dst, const char *src, int64_t sz)
  * outer stride as run-time values clang unrolls that loop by four and reloads its pointers from
  * the stack for every column, and packed the transpose at 2.7-2.9x MPI_Pack in the cache and
  * 0.94x at 16 MiB (GCC's build 4.3-4.7x and 2.4x); with these loops both builds pack it at
- * 5.8-7.4x in the cache and 2.3-3.1x at 16 MiB. */
+ * 5.8-7.4x in the cache and 2.3-3.1x at 16 MiB. pf > 0 (packs): each row's line pf rows ahead
+ * is prefetched first, while pf rows remain (c->tile_pf, select_copies; the unpacks that
+ * prefetch stream, and those take the loop of transpose_tiles). */
 #define GCOMMI_TILE_FIXED(T, SZ)                                                                \
     static void tile_##T##_##SZ(char *m, char *p, int64_t s2, int64_t inst, int64_t n2,        \
-                                int pack)                                                       \
+                                int pack, int64_t pf)                                           \
     {                                                                                           \
-        if (pack)                                                                               \
-            for (int64_t j = 0; j < n2; j++, m += s2, p += SZ)                                  \
+        int64_t j = 0;                                                                          \
+        if (pack) {                                                                             \
+            for (; j + pf < n2 && pf; j++, m += s2, p += SZ) {                                  \
+                __builtin_prefetch(m + pf * s2, 0, 3);                                          \
                 for (int t = 0; t < T; t++) memcpy(p + t * inst, m + t * SZ, SZ);               \
-        else                                                                                    \
-            for (int64_t j = 0; j < n2; j++, m += s2, p += SZ)                                  \
+            }                                                                                   \
+            for (; j < n2; j++, m += s2, p += SZ)                                               \
+                for (int t = 0; t < T; t++) memcpy(p + t * inst, m + t * SZ, SZ);               \
+        } else {                                                                                \
+            for (; j < n2; j++, m += s2, p += SZ)                                               \
                 for (int t = 0; t < T; t++) memcpy(m + t * SZ, p + t * inst, SZ);               \
+        }                                                                                       \
     }
 #define GCOMMI_TILE_HEIGHTS(X, SZ) X(4, SZ) X(8, SZ) X(16, SZ) X(32, SZ)
 GCOMMI_TILE_HEIGHTS(GCOMMI_TILE_FIXED, 8)
@@ -226,7 +234,7 @@ GCOMMI_TILE_HEIGHTS(GCOMMI_TILE_FIXED, 4)
 #undef GCOMMI_TILE_FIXED
 
 /* The fixed loop for T abutting rows of sz-byte elements, or NULL. */
-typedef void (*tile_fn_t)(char *, char *, int64_t, int64_t, int64_t, int);
+typedef void (*tile_fn_t)(char *, char *, int64_t, int64_t, int64_t, int, int64_t);
 static tile_fn_t tile_fixed(int64_t T, int64_t sz)
 {
 #define GCOMMI_TILE_CASE(T_, SZ)                                                                \
@@ -257,11 +265,15 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
     for (int64_t i0 = 0; i0 < count; i0 += T) {
         int64_t tile = count - i0 < T ? count - i0 : T;
         if (fixed && tile == T) {
-            fixed(mem + i0 * s1, packed + i0 * inst, s2, inst, n2, c->pack);
+            fixed(mem + i0 * s1, packed + i0 * inst, s2, inst, n2, c->pack, c->tile_pf);
             continue;
         }
         for (int64_t j = 0; j < n2; j++) {
             char *m = mem + i0 * s1 + j * s2, *p = packed + i0 * inst + j * sz;
+            if (c->tile_pf && j + c->tile_pf < n2) {
+                if (c->pack) __builtin_prefetch(m + c->tile_pf * s2, 0, 3);
+                else __builtin_prefetch(m + c->tile_pf * s2, 1, 3);
+            }
             if (nt) { /* an unpack (select_copies) */
                 for (int64_t t = 0; t < tile; t++) store_nt(m + t * s1, p + t * inst, sz);
             } else if (sz == 8) {

@@ -30,6 +30,7 @@ typedef struct {
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
+    int64_t tile_pf;  /* transpose_tiles: prefetch the tile's row this many rows ahead; 0: none */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32 (others with
                              rows_odd): rows_vec(); 0: never */
     int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
@@ -58,6 +59,11 @@ typedef struct {
 #define GCOMMI_TILE_WIDE_MIN ((size_t)32 << 20) /* Zen 4: select_copies */
 #define GCOMMI_TILE_WIDE_PACK 32 /* Zen 4, packing GCOMMI_TILE_WIDE_MIN to _PACK_MAX bytes */
 #define GCOMMI_TILE_WIDE_PACK_MAX ((size_t)128 << 20)
+/* Zen 4: transpose_tiles prefetches the tile's row this many rows ahead (c->tile_pf) in packs
+ * below GCOMMI_TILE_WIDE_MIN and in unpacks that stream up to half the L3 (select_copies). In
+ * bench_pack_ab against no prefetch (machine D, 2026-11-29), packs at 1.25-21 MiB: 24 rows ahead
+ * 1.01-1.58x, 32 1.02-1.67x, 64 1.03-1.75x, 128 0.99-1.43x. */
+#define GCOMMI_TILE_PF_AHEAD 64
 /* Zen 4: operations from this size (twice its 1 MiB L2) take rows up to GCOMMI_ROWS_VEC_MAX_OTHER
  * through rows_vec; measured to gain at 2 and 4 MiB and to lose at 1 MiB (select_copies). */
 #define GCOMMI_ROWS_WIDE_MIN ((size_t)2 << 20)
@@ -151,10 +157,12 @@ static unsigned cpu_family(void)
 static void select_copies(ctx_t *c, size_t bytes)
 {
     static int avx2 = -1, avx512 = -1, amd = -1, zen4 = -1;
+    static long l3 = -1;
     if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (amd < 0) amd = __builtin_cpu_is("amd") ? 1 : 0;
     if (zen4 < 0) zen4 = amd && avx512 && cpu_family() == 0x19; /* Zen 3 has no AVX-512 */
+    if (l3 < 0) l3 = l3_bytes();
     c->mid = !avx2                    ? copy_plain
              : (c->pack && amd) || zen4 ? copy_vec
              : avx512 && amd            ? copy_unpack_lines
@@ -206,6 +214,17 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   (tile_aliased), a pack takes tiles of 4 rows: 128 MiB (N = 4096) 1.59-1.85x with 32,
      *   1.66-1.73x with 8, 2.17-2.22x with 4; 32 MiB (N = 2048) 1.80-1.88 / 1.22-1.67 /
      *   1.81-2.09x;
+     * - transposes: the tile's row GCOMMI_TILE_PF_AHEAD rows ahead prefetched (c->tile_pf). Each
+     *   row of a tile is one line on another page, which the hardware prefetchers do not fetch
+     *   ahead; once the matrix leaves the L2 every row waited for its line: the transpose packed
+     *   at 1.2-1.8x MPI_Pack at 8-10 MiB (5-6x at 6 MiB, 2.4x at 16 MiB), below the 2x the
+     *   benchmark's powers of four had shown. With the prefetch, packs below GCOMMI_TILE_WIDE_MIN
+     *   (from there tiles of 32 rows, where it lost 4-11% at 32-48 MiB): 1.42-1.75x faster at
+     *   8-16 MiB, 1.13-1.26x at 20-28 MiB, 1.02-1.07x in the cache; bench_pack_cpu at 8-12 MiB
+     *   2.1-4.3x MPI_Pack. Unpacks, with prefetchw: 1.18-1.33x at 8-18 MiB, where they stream,
+     *   but 0.74-0.78x at 20 and 28 MiB and 0.87-0.93x at 2 MiB, so only unpacks that stream
+     *   and fit twice in the L3 (the matrix and the packed stream) take it: the transpose's
+     *   unpack at 10 MiB 1.83x -> 2.5x MPI_Pack;
      * - blocks of 1 KiB and more in operations that do not stream (copy_vec) with the first line of
      *   the block GCOMMI_PF_LINE_AHEAD ahead prefetched (strided_vec_pf; indexed_vec_pf, which
      *   also copies the shorter blocks of indexed nodes), two sets of three alternating rounds:
@@ -222,6 +241,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->small_over = 0;
     c->tile_nt = 0;
     c->tile_aliased = 0;
+    c->tile_pf = 0;
     c->gather_ilv = c->streams && c->pack;
     if (zen4) {
         c->pf_line = !c->streams;
@@ -230,6 +250,9 @@ static void select_copies(ctx_t *c, size_t bytes)
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
         c->rows_odd = !c->streams && bytes >= GCOMMI_ROWS_WIDE_MIN;
         c->small_over = 1;
+        if (c->pack ? bytes < GCOMMI_TILE_WIDE_MIN
+                    : c->streams && l3 > 0 && bytes <= (size_t)l3 / 2)
+            c->tile_pf = GCOMMI_TILE_PF_AHEAD;
         if (bytes >= GCOMMI_TILE_WIDE_MIN) {
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
                                                                     : GCOMMI_TILE_OTHER;
@@ -247,6 +270,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->tile = GCOMMI_TILE_AMD;
     c->tile_nt = 0;
     c->tile_aliased = 0;
+    c->tile_pf = 0;
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
     c->pf_line = 0;
