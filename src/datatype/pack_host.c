@@ -147,8 +147,10 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line && f == copy_vec) {
             const int64_t astride = abs64(stride);
+            const int64_t span_max = astride == GCOMMI_PAGE ? GCOMMI_PF_WALK_SPAN_MAX_PAGE
+                                                            : GCOMMI_PF_WALK_SPAN_MAX;
             if (size >= GCOMMI_PF_WALK_BLOCK_MIN && size <= GCOMMI_PF_WALK_BLOCK_MAX &&
-                astride >= GCOMMI_PAGE && count > 0 && astride <= GCOMMI_PF_WALK_SPAN_MAX / count)
+                astride >= GCOMMI_PAGE && count > 0 && astride <= span_max / count)
                 strided_vec_walk(p, mem, size, stride, count, c->pack);
             else
                 strided_vec_pf(p, mem, size, stride, count, c->pack);

@@ -15,9 +15,10 @@
 typedef void (*copy_fn_t)(char *dst, const char *src, size_t n);
 
 /* Zen 4, operations in the cache: a vector's blocks of _BLOCK_MIN to _BLOCK_MAX bytes, a page or
- * more apart, spanning at most _SPAN_MAX bytes, prefetch the block ahead whole from its end down
- * (strided_vec_walk). */
+ * more apart, spanning at most _SPAN_MAX bytes (_SPAN_MAX_PAGE for blocks exactly a page apart),
+ * prefetch the block ahead whole from its end down (strided_vec_walk). */
 #define GCOMMI_PF_WALK_SPAN_MAX ((int64_t)8 << 20)
+#define GCOMMI_PF_WALK_SPAN_MAX_PAGE ((int64_t)16 << 20)
 #define GCOMMI_PF_WALK_BLOCK_MIN 1536
 #define GCOMMI_PF_WALK_BLOCK_MAX 3072
 #define GCOMMI_PAGE 4096 /* where the hardware prefetchers stop */
@@ -688,7 +689,11 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * points), blocks under a page apart (2 KiB every 3 KiB: 4-5 points), and over more than 8 MiB
  * (4 MiB packed, 2 KiB every 6 or 8 KiB: 2-7 points, where every page entered by a jump costs
  * 10-31 ns whatever the loop: bench_page_jump, bench_pack_cpu_ceiling --huge-pages), while 2 KiB
- * every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. For lower_tri's rows
+ * every 4 KiB at 4 MiB (8 MiB) gained 3-7 points, 7-11 on 2 MiB pages. Blocks exactly a page
+ * apart keep winning to a 16 MiB span (GCOMMI_PF_WALK_SPAN_MAX_PAGE; bench_pack_ab, 2026-11-29,
+ * 5-7 MiB packed: vector_bl256 1.04-1.29x, 1.5 KiB every 4 KiB 1.00-1.31x, 3 KiB 0.98-1.05x;
+ * without it vector_bl256 packed at 0.92-0.97x MPI_Pack there), where 2 KiB every 6 or 8 KiB
+ * lost 3-18% at 3-4 MiB (12-16 MiB span) and 2 KiB every 4160-5120 bytes measured 0.95-1.26x. For lower_tri's rows
  * (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
  * to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB), so indexed nodes keep the first
  * line. The copy is vec_bytes' loop written again with the prefetches, not vec_bytes with an
