@@ -41,10 +41,10 @@ static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
 /* The pairs' temporaries. copy_small's are byte arrays, which leave GCC's object code as it was
  * measured: typed ones there changed it throughout the file and moved packs of 5- to 24-byte
- * elements by 0.69-1.48x from run to run (2026-11-29). The unpack of small elements (small_exact_loop) takes integers and a 16-byte vector
- * (GCC's vector extension, also in clang): with byte arrays there clang 14 kept the 16-byte pair
- * on the stack and unpacked 17-byte struct elements at 0.69x (bench_pack_ab, machine D,
- * 2026-11-29); GCC compiles both alike. */
+ * elements by 0.69-1.48x from run to run (2026-11-29). The unpack of small elements
+ * (small_exact_loop) takes integers and a 16-byte vector (GCC's vector extension, also in clang):
+ * with byte arrays there clang 14 kept the 16-byte pair on the stack and unpacked 17-byte struct
+ * elements at 0.69x (bench_pack_ab, machine D, 2026-11-29); GCC compiles both alike. */
 typedef char gcommi_bytes2_t[2];
 typedef char gcommi_bytes4_t[4];
 typedef char gcommi_bytes8_t[8];
@@ -693,8 +693,8 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * apart keep winning to a 16 MiB span (GCOMMI_PF_WALK_SPAN_MAX_PAGE; bench_pack_ab, 2026-11-29,
  * 5-7 MiB packed: vector_bl256 1.04-1.29x, 1.5 KiB every 4 KiB 1.00-1.31x, 3 KiB 0.98-1.05x;
  * without it vector_bl256 packed at 0.92-0.97x MPI_Pack there), where 2 KiB every 6 or 8 KiB
- * lost 3-18% at 3-4 MiB (12-16 MiB span) and 2 KiB every 4160-5120 bytes measured 0.95-1.26x. For lower_tri's rows
- * (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
+ * lost 3-18% at 3-4 MiB (12-16 MiB span) and 2 KiB every 4160-5120 bytes measured 0.95-1.26x.
+ * For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
  * to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB), so indexed nodes keep the first
  * line. The copy is vec_bytes' loop written again with the prefetches, not vec_bytes with an
  * empty range: strided_vec_pf keeps its own loop untouched. */

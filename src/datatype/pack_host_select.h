@@ -80,8 +80,8 @@ typedef struct {
  * glibc's sysconf; 0 when neither knows. sysfs first: on a Zen 5 VM (2026-11-26) sysfs and lscpu
  * read the 32 MiB L3 of the core's CCX while sysconf read 384 MiB (every CCX of the package), and
  * the threshold below taken from 384 MiB (24 MiB) left a 16 MiB pack unstreamed at 63% of memcpy
- * where streaming stores reach 110% (bench_pack_cpu_ceiling). */
-static long l3_bytes(void)
+ * where streaming stores reach 110% (bench_pack_cpu_ceiling). Read once per process (l3_bytes). */
+static long l3_bytes_read(void)
 {
     for (int i = 0; i < 8; i++) {
         char path[96], buf[32];
@@ -108,6 +108,16 @@ static long l3_bytes(void)
     llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
     return llc > 0 ? llc : 0;
+}
+static long l3_bytes(void)
+{
+    static long cached = -1; /* -1 until first read */
+    long v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = l3_bytes_read();
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v;
 }
 
 /* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else 8 MiB for an unpack
@@ -157,12 +167,10 @@ static unsigned cpu_family(void)
 static void select_copies(ctx_t *c, size_t bytes)
 {
     static int avx2 = -1, avx512 = -1, amd = -1, zen4 = -1;
-    static long l3 = -1;
     if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
     if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
     if (amd < 0) amd = __builtin_cpu_is("amd") ? 1 : 0;
     if (zen4 < 0) zen4 = amd && avx512 && cpu_family() == 0x19; /* Zen 3 has no AVX-512 */
-    if (l3 < 0) l3 = l3_bytes();
     c->mid = !avx2                    ? copy_plain
              : (c->pack && amd) || zen4 ? copy_vec
              : avx512 && amd            ? copy_unpack_lines
@@ -251,7 +259,7 @@ static void select_copies(ctx_t *c, size_t bytes)
         c->rows_odd = !c->streams && bytes >= GCOMMI_ROWS_WIDE_MIN;
         c->small_over = 1;
         if (c->pack ? bytes < GCOMMI_TILE_WIDE_MIN
-                    : c->streams && l3 > 0 && bytes <= (size_t)l3 / 2)
+                    : c->streams && l3_bytes() > 0 && bytes <= (size_t)l3_bytes() / 2)
             c->tile_pf = GCOMMI_TILE_PF_AHEAD;
         if (bytes >= GCOMMI_TILE_WIDE_MIN) {
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
