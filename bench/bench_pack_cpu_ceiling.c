@@ -740,6 +740,34 @@ INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *
 #define COPY_WALK(d_, s_, n_) WALK_AHEAD(SHAPE_PLACE_OF, d_, s_, n_)
 DEFINE_BLOCK_LOOPS(blk_avx2_walk, TGT_AVX2, COPY_WALK, NO_FENCE, i * g->stride, WALK_RW)
 
+/* cp_avx2 from the block's end down, ordinary stores: the descending order of cp_avx2_nt_desc
+ * (a stream the prefetchers follow down stops at the block's start, a page boundary for
+ * vector_bl256) without its streaming stores, which lose in the cache. */
+INLINE TGT_AVX2 void cp_avx2_desc(char *d, const char *s, size_t n)
+{
+    if (n < 128) {
+        cp_avx2(d, s, n);
+        return;
+    }
+    size_t i = n;
+    for (; i >= 128; i -= 128) bench_move128_avx2(d + i - 128, s + i - 128);
+    if (i) cp_avx2(d, s, i < 32 ? 32 : i); /* the head: overlapping the moves above is harmless */
+}
+
+/* blk_avx2_desc: every block by cp_avx2_desc. blk_avx2_descpfl: the same, prefetching before
+ * block i the last line of block i + PFL_AHEAD (where its copy starts), so that the hardware's
+ * descending stream, not one software prefetch per line, fetches the rest of it. */
+DEFINE_LOOPS(blk_avx2_desc, TGT_AVX2, cp_avx2_desc, NO_FENCE)
+#define PREFETCH_LAST_LINE_AHEAD(typed, i, rw)                                                \
+    do {                                                                                    \
+        if ((i) + PFL_AHEAD < g->nblocks)                                                   \
+            __builtin_prefetch((typed) + ((i) + PFL_AHEAD) * g->stride +                    \
+                                   BLK_LEN((i) + PFL_AHEAD) - 1,                            \
+                               rw, 3);                                                      \
+    } while (0)
+DEFINE_BLOCK_LOOPS(blk_avx2_descpfl, TGT_AVX2, cp_avx2_desc, NO_FENCE, i * g->stride,
+                   PREFETCH_LAST_LINE_AHEAD)
+
 /* paired_pfl and paired_walk: paired with the prefetches of blk_avx2_pfl and blk_avx2_walk (of
  * block i + PFL_AHEAD where paired places it): the bound with the prefetches that raise the
  * shape's own loop, so that the bound is not held lower by a plain loop's misses. */
@@ -969,6 +997,8 @@ static const variant_t variants[] = {
     {"gapless", op_gapless_pack, op_gapless_unpack, "avx2", 1},
     {"paired", op_paired_pack, op_paired_unpack, "avx2", 1},
     {"blk_avx2_walk", op_blk_avx2_walk_pack, op_blk_avx2_walk_unpack, "avx2", 0},
+    {"blk_avx2_desc", op_blk_avx2_desc_pack, op_blk_avx2_desc_unpack, "avx2", 0},
+    {"blk_avx2_descpfl", op_blk_avx2_descpfl_pack, op_blk_avx2_descpfl_unpack, "avx2", 0},
     {"paired_pfl", op_paired_pfl_pack, op_paired_pfl_unpack, "avx2", 1},
     {"paired_walk", op_paired_walk_pack, op_paired_walk_unpack, "avx2", 1},
     {"ilv8_nt", op_ilv8_nt_pack, op_ilv8_nt_unpack, "avx2", 0},
