@@ -4,16 +4,19 @@
 #                   (apps/stencil) on every local GPU, else apps/halo_demo on the host
 #   make check      build and run every test; GPU tests skip (code 77) without a GPU
 #   make sanitize   AddressSanitizer + UBSan build in $(ASAN_DIR), runs the cpu-labelled tests
+#   make tsan       ThreadSanitizer build in $(TSAN_DIR), runs the tests labelled threads (the
+#                   datatype engine and the common layer from several threads at once)
 #   make fuzz       clang + libFuzzer build in $(FUZZ_DIR), fuzzes the datatype engine for
 #                   FUZZ_SECONDS (default 60)
 #   make bench      build and run the benchmarks (CTest label "bench"), one at a time
 #   make clean      remove the build directories
 #
-# Variables: BUILD_DIR ASAN_DIR FUZZ_DIR GPU_DIR (scripts/gpu-check.sh) BUILD_TYPE CMAKE_ARGS JOBS CTEST_JOBS FUZZ_SECONDS,
+# Variables: BUILD_DIR ASAN_DIR TSAN_DIR FUZZ_DIR GPU_DIR (scripts/gpu-check.sh) BUILD_TYPE CMAKE_ARGS JOBS CTEST_JOBS FUZZ_SECONDS,
 # e.g. `make check CMAKE_ARGS=-DGCOMM_CUDA=OFF`.
 
 BUILD_DIR    ?= build
 ASAN_DIR     ?= build-asan
+TSAN_DIR     ?= build-tsan
 FUZZ_DIR     ?= build-fuzz
 GPU_DIR      ?= build-gpu
 BUILD_TYPE   ?= RelWithDebInfo
@@ -25,6 +28,9 @@ FUZZ_SECONDS ?= 60
 # the CUDA runtime's address-space reservations). Override with SANITIZE_CMAKE_ARGS=...
 SANITIZE_CMAKE_ARGS ?= -DGCOMM_CUDA=OFF -DGCOMM_BUILD_BENCH=OFF
 FUZZ_CMAKE_ARGS     ?= -DGCOMM_CUDA=OFF -DGCOMM_MPI=OFF -DGCOMM_BUILD_BENCH=OFF
+TSAN_CMAKE_ARGS     ?= -DGCOMM_CUDA=OFF -DGCOMM_MPI=OFF -DGCOMM_BUILD_BENCH=OFF
+# The targets of the tests labelled threads (TSan builds only these).
+TSAN_TARGETS        ?= test_dt_threads test_common
 
 # Leak reports from inside Open MPI and its helpers are not ours. Open MPI unloads its plugins at
 # MPI_Finalize, which would leave their leaks without a module name to suppress: keep them loaded.
@@ -54,7 +60,7 @@ if grep -q '(Skipped)$$' $(1)/ctest-output.log; then \
 fi; exit $$rc
 endef
 
-.PHONY: all deps configure build run check sanitize fuzz bench clean
+.PHONY: all deps configure build run check sanitize tsan fuzz bench clean
 
 all: build
 
@@ -101,6 +107,17 @@ sanitize: deps
 	@echo "==> running the cpu tests under ASan/UBSan ($(ASAN_DIR))"
 	@export $(SAN_ENV); $(call run_ctest,$(ASAN_DIR),-L cpu -j $(CTEST_JOBS))
 
+tsan: deps
+	@if [ ! -f $(TSAN_DIR)/CMakeCache.txt ]; then \
+	  echo "==> configuring $(TSAN_DIR) (ThreadSanitizer)"; \
+	  $(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCOMM_TSAN=ON \
+	    $(TSAN_CMAKE_ARGS) $(CMAKE_ARGS); \
+	fi
+	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+	@echo "==> running the tests labelled threads under ThreadSanitizer ($(TSAN_DIR))"
+	@export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1; \
+	  $(call run_ctest,$(TSAN_DIR),-L threads -j 1)
+
 fuzz:
 	@bash scripts/deps.sh --fuzz
 	@if [ ! -f $(FUZZ_DIR)/CMakeCache.txt ]; then \
@@ -125,4 +142,4 @@ bench: build
 	fi
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(GPU_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR) $(GPU_DIR)

@@ -154,6 +154,38 @@ static unsigned cpu_family(void)
     return base == 0xf ? base + ((eax >> 20) & 0xff) : base;
 }
 
+/* What select_copies asks of the CPU, as one word read once per process. Threads pack at once
+ * (test_dt_threads): the word is stored and loaded atomically, so that a thread that finds it
+ * unset computes the same word again instead of racing on four flags (ThreadSanitizer reported
+ * the four plain statics this replaces). The read is out of line: bench_pack_ab against those
+ * statics (machine D, 2026-11-29) measured 1 KiB operations at 0.96-1.02x with it inlined,
+ * 0.97-1.01x out of line and 0.94-1.02x with the four flags kept as atomics (a nanosecond or two
+ * of code placement), and 0.97-1.05x at 4 KiB-16 MiB. */
+enum {
+    GCOMMI_CPU_KNOWN = 1,
+    GCOMMI_CPU_AVX2 = 2,
+    GCOMMI_CPU_AVX512 = 4,
+    GCOMMI_CPU_AMD = 8,
+    GCOMMI_CPU_ZEN4 = 16 /* AMD family 0x19 with AVX-512: Zen 3 has no AVX-512 */
+};
+static int cpu_flags_cached; /* 0 until first read */
+__attribute__((noinline, cold)) static int cpu_flags_read(void)
+{
+    int v = GCOMMI_CPU_KNOWN;
+    if (__builtin_cpu_supports("avx2")) v |= GCOMMI_CPU_AVX2;
+    if (__builtin_cpu_supports("avx512f")) v |= GCOMMI_CPU_AVX512;
+    if (__builtin_cpu_is("amd")) v |= GCOMMI_CPU_AMD;
+    if ((v & GCOMMI_CPU_AMD) && (v & GCOMMI_CPU_AVX512) && cpu_family() == 0x19)
+        v |= GCOMMI_CPU_ZEN4;
+    __atomic_store_n(&cpu_flags_cached, v, __ATOMIC_RELAXED);
+    return v;
+}
+static inline int cpu_flags(void)
+{
+    int v = __atomic_load_n(&cpu_flags_cached, __ATOMIC_RELAXED);
+    return __builtin_expect(v != 0, 1) ? v : cpu_flags_read();
+}
+
 /* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
  * packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on other AMD with
  * AVX-512 (Zen 5), rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of memcpy above
@@ -166,11 +198,9 @@ static unsigned cpu_family(void)
  * within noise. */
 static void select_copies(ctx_t *c, size_t bytes)
 {
-    static int avx2 = -1, avx512 = -1, amd = -1, zen4 = -1;
-    if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (avx512 < 0) avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    if (amd < 0) amd = __builtin_cpu_is("amd") ? 1 : 0;
-    if (zen4 < 0) zen4 = amd && avx512 && cpu_family() == 0x19; /* Zen 3 has no AVX-512 */
+    const int cpu = cpu_flags();
+    const int avx2 = !!(cpu & GCOMMI_CPU_AVX2), avx512 = !!(cpu & GCOMMI_CPU_AVX512),
+              amd = !!(cpu & GCOMMI_CPU_AMD), zen4 = !!(cpu & GCOMMI_CPU_ZEN4);
     c->mid = !avx2                    ? copy_plain
              : (c->pack && amd) || zen4 ? copy_vec
              : avx512 && amd            ? copy_unpack_lines

@@ -91,8 +91,13 @@ int gcommi_type_check_committed(gcomm_datatype type, const char *argname);
 void gcommi_type_retain(gcomm_datatype type);
 void gcommi_type_release(gcomm_datatype type);
 
-/* The committed layout of a committed type. */
-static inline const gcommi_layout_t *gcommi_type_layout(gcomm_datatype type) { return type->layout; }
+/* The committed layout of a committed type. An atomic load: threads that commit one handle at
+ * once install the layout by compare-and-swap (gcomm_type_commit), and this load pairs with it
+ * directly (a plain mov on x86). */
+static inline const gcommi_layout_t *gcommi_type_layout(const struct gcomm_datatype_s *type)
+{
+    return __atomic_load_n(&type->layout, __ATOMIC_ACQUIRE);
+}
 
 /* Builds the layout of a type (commit.c). */
 int gcommi_layout_build(gcomm_datatype type, gcommi_layout_t **layout);

@@ -60,7 +60,13 @@ int gcomm_type_commit(gcomm_datatype *type)
     if (atomic_load_explicit(&t->committed, memory_order_acquire)) return GCOMM_SUCCESS;
     gcommi_layout_t *layout;
     GCOMMI_CHECK(gcommi_layout_build(t, &layout));
-    t->layout = layout;
+    /* Threads may commit one handle at once (a type shared before its first use): the first
+     * layout installed wins and the others are dropped, so every caller packs with the same one
+     * and none leaks. The layout is complete before the release store that publishes it. */
+    gcommi_layout_t *none = NULL;
+    if (!__atomic_compare_exchange_n(&t->layout, &none, layout, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        gcommi_layout_free(layout);
     atomic_store_explicit(&t->committed, 1, memory_order_release);
     return GCOMM_SUCCESS;
 }
@@ -122,7 +128,7 @@ int gcomm_type_get_elements(gcomm_datatype type, size_t *elements)
 const gcommi_layout_t *gcommi_type_get_layout(const struct gcomm_datatype_s *type)
 {
     return atomic_load_explicit(&((struct gcomm_datatype_s *)type)->committed, memory_order_acquire)
-               ? type->layout
+               ? gcommi_type_layout(type)
                : NULL;
 }
 
