@@ -46,6 +46,10 @@
  *                   and bounds only loops that copy one block after the other)
  *   ilv2, ilv4      the blocks two or four at a time, 128 bytes of each in turn, ordinary
  *                   stores (in the cache: more prefetch streams at once than one block gives)
+ *   blk_avx2_desc   every block copied from its end down, ordinary stores
+ *   blk_avx2_descpfl   blk_avx2_desc prefetching the last line of the block two ahead
+ *   tbl_walk        blk_avx2_walk with each block's place and length read from tables (as
+ *                   gcomm's indexed loop reads them) instead of computed
  * --huge-pages puts every buffer (memcpy's too) on transparent huge pages: what the loops lose to
  * the 4 KiB pages they touch.
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
@@ -768,6 +772,57 @@ DEFINE_LOOPS(blk_avx2_desc, TGT_AVX2, cp_avx2_desc, NO_FENCE)
 DEFINE_BLOCK_LOOPS(blk_avx2_descpfl, TGT_AVX2, cp_avx2_desc, NO_FENCE, i * g->stride,
                    PREFETCH_LAST_LINE_AHEAD)
 
+/* tbl_walk: blk_avx2_walk reading each block's place and length from tables, as gcomm's indexed
+ * loop does (displacements in bytes, prefix sums of the lengths in 8-byte elements), instead of
+ * computing them: what the tables cost the walk. The tables are built once per geometry. */
+static int64_t *tbl_disp, *tbl_pre;
+static size_t tbl_n, tbl_stride, tbl_len0, tbl_inc;
+static void tbl_make(const geom_t *g)
+{
+    if (tbl_disp && tbl_n == g->nblocks && tbl_stride == g->stride && tbl_len0 == g->len0 &&
+        tbl_inc == g->inc)
+        return;
+    free(tbl_disp);
+    free(tbl_pre);
+    tbl_disp = malloc(g->nblocks * sizeof *tbl_disp);
+    tbl_pre = malloc((g->nblocks + 1) * sizeof *tbl_pre);
+    if (!tbl_disp || !tbl_pre) abort();
+    tbl_pre[0] = 0;
+    for (size_t i = 0; i < g->nblocks; i++) {
+        tbl_disp[i] = (int64_t)(i * g->stride);
+        tbl_pre[i + 1] = tbl_pre[i] + (int64_t)((g->len0 + i * g->inc) / 8);
+    }
+    tbl_n = g->nblocks, tbl_stride = g->stride, tbl_len0 = g->len0, tbl_inc = g->inc;
+}
+#define TBL_WALK_LOOP(TYPED_T, BUF, RW, COPY_ARGS)                                            \
+    const bufs_t *b = arg;                                                                  \
+    const geom_t *g = b->g;                                                                 \
+    tbl_make(g);                                                                            \
+    TYPED_T *typed = (TYPED_T *)b->BUF;                                                     \
+    char *pk = (char *)b->out;                                                              \
+    const int64_t *displs = tbl_disp, *prefix = tbl_pre;                                    \
+    const int64_t count = (int64_t)g->nblocks;                                              \
+    for (int64_t i = 0; i < count; i++) {                                                   \
+        size_t len = (size_t)((prefix[i + 1] - prefix[i]) * 8);                             \
+        const char *pa = (const char *)typed;                                               \
+        size_t pn = 0;                                                                      \
+        if (i + PFL_AHEAD < count) {                                                        \
+            pa = (const char *)typed + displs[i + PFL_AHEAD];                               \
+            pn = (size_t)((prefix[i + PFL_AHEAD + 1] - prefix[i + PFL_AHEAD]) * 8);         \
+        }                                                                                   \
+        cp_avx2_walk COPY_ARGS;                                                             \
+        pk += len;                                                                          \
+    }                                                                                       \
+    return 0;
+TGT_AVX2 static int op_tbl_walk_pack(void *arg)
+{
+    TBL_WALK_LOOP(const char, src, 0, (pk, typed + displs[i], len, pa, pn, 0))
+}
+TGT_AVX2 static int op_tbl_walk_unpack(void *arg)
+{
+    TBL_WALK_LOOP(char, dst, 1, (typed + displs[i], pk, len, pa, pn, 1))
+}
+
 /* paired_pfl and paired_walk: paired with the prefetches of blk_avx2_pfl and blk_avx2_walk (of
  * block i + PFL_AHEAD where paired places it): the bound with the prefetches that raise the
  * shape's own loop, so that the bound is not held lower by a plain loop's misses. */
@@ -999,6 +1054,7 @@ static const variant_t variants[] = {
     {"blk_avx2_walk", op_blk_avx2_walk_pack, op_blk_avx2_walk_unpack, "avx2", 0},
     {"blk_avx2_desc", op_blk_avx2_desc_pack, op_blk_avx2_desc_unpack, "avx2", 0},
     {"blk_avx2_descpfl", op_blk_avx2_descpfl_pack, op_blk_avx2_descpfl_unpack, "avx2", 0},
+    {"tbl_walk", op_tbl_walk_pack, op_tbl_walk_unpack, "avx2", 0},
     {"paired_pfl", op_paired_pfl_pack, op_paired_pfl_unpack, "avx2", 1},
     {"paired_walk", op_paired_walk_pack, op_paired_walk_unpack, "avx2", 1},
     {"ilv8_nt", op_ilv8_nt_pack, op_ilv8_nt_unpack, "avx2", 0},
