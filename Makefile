@@ -5,7 +5,8 @@
 #   make check      build and run every test; GPU tests skip (code 77) without a GPU
 #   make sanitize   AddressSanitizer + UBSan build in $(ASAN_DIR), runs the cpu-labelled tests
 #   make tsan       ThreadSanitizer build in $(TSAN_DIR), runs the tests labelled threads (the
-#                   datatype engine and the common layer from several threads at once)
+#                   datatype engine, the common layer, host ranks, queues and notifications
+#                   from several threads at once; suppressions in tests/tsan.supp)
 #   make fuzz       clang + libFuzzer build in $(FUZZ_DIR), fuzzes the datatype engine for
 #                   FUZZ_SECONDS (default 60)
 #   make bench      build and run the benchmarks (CTest label "bench"), one at a time
@@ -29,8 +30,6 @@ FUZZ_SECONDS ?= 60
 SANITIZE_CMAKE_ARGS ?= -DGCOMM_CUDA=OFF -DGCOMM_BUILD_BENCH=OFF
 FUZZ_CMAKE_ARGS     ?= -DGCOMM_CUDA=OFF -DGCOMM_MPI=OFF -DGCOMM_BUILD_BENCH=OFF
 TSAN_CMAKE_ARGS     ?= -DGCOMM_CUDA=OFF -DGCOMM_MPI=OFF -DGCOMM_BUILD_BENCH=OFF
-# The targets of the tests labelled threads (TSan builds only these).
-TSAN_TARGETS        ?= test_dt_threads test_common
 
 # Leak reports from inside Open MPI and its helpers are not ours. Open MPI unloads its plugins at
 # MPI_Finalize, which would leave their leaks without a module name to suppress: keep them loaded.
@@ -113,9 +112,9 @@ tsan: deps
 	  $(CMAKE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCOMM_TSAN=ON \
 	    $(TSAN_CMAKE_ARGS) $(CMAKE_ARGS); \
 	fi
-	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+	$(CMAKE) --build $(TSAN_DIR) -j $(JOBS)
 	@echo "==> running the tests labelled threads under ThreadSanitizer ($(TSAN_DIR))"
-	@export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1; \
+	@export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(abspath tests/tsan.supp); \
 	  $(call run_ctest,$(TSAN_DIR),-L threads -j 1)
 
 fuzz:
