@@ -3,9 +3,9 @@
  * An MPI program with MPI_THREAD_MULTIPLE packs one committed datatype from many threads and builds
  * new types over shared ones; gcomm promises the same. The main thread builds shapes that take
  * different CPU loops (strided rows, page-sized vector blocks, triangular rows, structs, a
- * transpose, a negative stride, a subarray) with a block list written from each shape's definition
- * (block_check.h: the reference is not the engine). Then THREADS threads, started together, each
- * with its own buffers and seed:
+ * transpose, a negative stride, a subarray, 65536 irregular blocks) with a block list written from
+ * each shape's definition (block_check.h: the reference is not the engine). Then the threads (8 by
+ * default), started together, each with its own buffers and seed:
  *   - commit the same uncommitted twin of every shape at the same moment (each call must succeed
  *     and all must pack alike; the sanitizer build reports a layout that leaks);
  *   - pack, pack in three ranges, unpack and unpack in three ranges, on the committed type or its
@@ -173,6 +173,10 @@ static void make_irregular(uint64_t *rng)
 
 static void add_shape(const char *name, build_fn build, uint64_t *rng)
 {
+    if (nshapes == MAX_SHAPES) {
+        fprintf(stderr, "more than %d shapes\n", MAX_SHAPES);
+        exit(1);
+    }
     shape_t *s = &shapes[nshapes++];
     s->name = name;
     build(&s->t, &s->l, &s->origin);
