@@ -291,7 +291,18 @@ static void select_copies(ctx_t *c, size_t bytes)
         if (c->pack ? bytes < GCOMMI_TILE_WIDE_MIN
                     : c->streams && l3_bytes() > 0 && bytes <= (size_t)l3_bytes() / 2)
             c->tile_pf = GCOMMI_TILE_PF_AHEAD;
-        if (bytes >= GCOMMI_TILE_WIDE_MIN) {
+        /* Unpacks take the wide tiles and their streaming stores from half the L3, where the
+         * matrix and the packed stream no longer fit in it together (at most from
+         * GCOMMI_TILE_WIDE_MIN): bench_pack_ab against wide tiles from 32 MiB only (machine D,
+         * 2026-11-29, two rounds), transpose unpack 15 MiB 1.00x, 16 MiB 1.00-1.09x, 17 MiB
+         * 1.05-1.23x, 20 MiB 1.21-1.68x, 24 MiB 1.57-1.70x, 28 MiB 1.63-1.85x; from 8 or 12 MiB
+         * instead, 8-15 MiB measured 0.48-1.16x, mostly lost, where the unpack can still run from
+         * the L3. Packs keep 32 MiB: from 12 MiB their wide tiles lost 12-30% at 20-28 MiB. */
+        const long l3 = l3_bytes();
+        const size_t wide_unpack = l3 > 0 && (size_t)l3 / 2 < GCOMMI_TILE_WIDE_MIN
+                                       ? (size_t)l3 / 2
+                                       : GCOMMI_TILE_WIDE_MIN;
+        if (bytes >= (c->pack ? GCOMMI_TILE_WIDE_MIN : wide_unpack)) {
             c->tile = c->pack && bytes <= GCOMMI_TILE_WIDE_PACK_MAX ? GCOMMI_TILE_WIDE_PACK
                                                                     : GCOMMI_TILE_OTHER;
             c->tile_nt = !c->pack && c->streams;
