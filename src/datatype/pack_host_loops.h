@@ -743,6 +743,55 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
     return p;
 }
 #define GCOMMI_HAVE_VEC_PF 1
+
+/* Transposes four rows of four doubles in place (r[k] becomes column k). */
+__attribute__((target("avx2"), always_inline)) static inline void transpose4_pd(__m256d *r)
+{
+    const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+/* A transposing pack's tile of 8 columns of 8-byte elements (8 packed streams, inst bytes apart)
+ * past the caches (c->tile_nt8): 8 rows at a time, the 8 x 8 block transposed in registers and
+ * each stream's 64 bytes written at once with streaming stores, so that no packed line is read
+ * for ownership; the row pf ahead of each of the 8 prefetched first while pf rows remain; the last
+ * n2 % 8 rows element by element. m: the tile's first row (rows s2 bytes apart), p: its first
+ * stream; p and inst multiples of 32 (select in transpose_tiles). A scratch program on machine D
+ * (2026-11-29, N x N doubles): 1.23-2.45x the 8-column loop of tile_8_8 at 8-64 MiB, but 0.78-0.87x
+ * for N = 2048 (streams a multiple of 4 KiB apart), which transpose_tiles leaves to the loop. */
+__attribute__((target("avx2"))) static void tile8_pack_nt(const char *m, char *p, int64_t s2,
+                                                         int64_t inst, int64_t n2, int64_t pf)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n2; j += 8, m += 8 * s2, p += 64) {
+        if (pf && j + pf + 8 <= n2)
+            for (int r = 0; r < 8; r++) __builtin_prefetch(m + (pf + r) * s2, 0, 3);
+        __m256d lo[8], hi[8]; /* lo[r]: columns 0-3 of row r, hi[r]: columns 4-7 */
+        for (int r = 0; r < 8; r++) {
+            lo[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2));
+            hi[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2 + 32));
+        }
+        transpose4_pd(lo);
+        transpose4_pd(lo + 4);
+        transpose4_pd(hi);
+        transpose4_pd(hi + 4);
+        for (int t = 0; t < 4; t++) { /* stream t: rows 0-3 in lo[t], rows 4-7 in lo[4 + t] */
+            double *o = (double *)(void *)(p + t * inst);
+            _mm256_stream_pd(o, lo[t]);
+            _mm256_stream_pd(o + 4, lo[4 + t]);
+            double *o2 = (double *)(void *)(p + (t + 4) * inst);
+            _mm256_stream_pd(o2, hi[t]);
+            _mm256_stream_pd(o2 + 4, hi[4 + t]);
+        }
+    }
+    for (; j < n2; j++, m += s2, p += 8)
+        for (int t = 0; t < 8; t++) memcpy(p + t * inst, m + t * 8, 8);
+}
+#define GCOMMI_HAVE_TILE8_NT 1
 #endif
 
 #endif /* GCOMM_DATATYPE_PACK_HOST_LOOPS_H */
