@@ -266,14 +266,20 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
     const tile_fn_t fixed = nt || s1 != sz || (!c->pack && c->streams) ? NULL : tile_fixed(T, sz);
 #ifdef GCOMMI_HAVE_TILE8_NT
     /* packs past the caches: tiles of 8 columns of doubles transposed in registers and streamed
-     * (tile8_pack_nt), when every stream starts on 32 bytes and the streams are not a multiple
-     * of 4 KiB apart */
+     * (tile8_pack_nt, or tile8_pack_nt_any for streams on 8 but not 32 bytes), when the streams
+     * are not a multiple of 4 KiB apart */
     if (c->tile_nt8 && c->pack && sz == 8 && s1 == 8 && inst % 4096 != 0 &&
-        (((uintptr_t)packed | (uint64_t)inst) & 31) == 0) {
+        (((uintptr_t)packed | (uint64_t)inst) & 7) == 0) {
+        const int on32 = (((uintptr_t)packed | (uint64_t)inst) & 31) == 0;
         int64_t i0 = 0;
-        for (; i0 + 8 <= count; i0 += 8)
-            tile8_pack_nt(mem + i0 * s1, packed + i0 * inst, s2, inst, n2,
-                          GCOMMI_TILE_PF_AHEAD);
+        for (; i0 + 8 <= count; i0 += 8) {
+            if (on32)
+                tile8_pack_nt(mem + i0 * s1, packed + i0 * inst, s2, inst, n2,
+                              GCOMMI_TILE_PF_AHEAD);
+            else
+                tile8_pack_nt_any(mem + i0 * s1, packed + i0 * inst, s2, inst, n2,
+                                  GCOMMI_TILE_PF_AHEAD);
+        }
         _mm_sfence();
         for (; i0 < count; i0++) /* the last count % 8 columns */
             for (int64_t j = 0; j < n2; j++)
