@@ -310,12 +310,13 @@ static void select_copies(ctx_t *c, size_t bytes)
             c->tile_nt = !c->pack && c->streams;
             c->tile_aliased = c->pack ? 4 : 0;
         }
-        /* Packs that stream: doubles 8 x 8 through registers, each packed stream's 64 bytes
-         * written at once with streaming stores (tile8_pack_nt, where the streams start on 32
-         * bytes and are not 4 KiB multiples apart), the rows GCOMMI_TILE_PF_AHEAD ahead
-         * prefetched. bench_pack_ab against the tiles of 8 or 32 columns (machine D, 2026-11-29),
-         * N x N doubles: N = 1044-1620 (8.7-21 MiB) 1.31-1.88x, N = 1916 1.39-1.40x, 2000
-         * 1.71x, 2896 2.33x, 4000 2.05x; the prefetch beyond 32 MiB 1.00-1.33x against none. */
+        /* Packs that stream: doubles 8 x 8 through registers, each packed stream's 64-byte lines
+         * written whole with streaming stores (tile8_pack_nt where the streams start on 32 bytes,
+         * tile8_pack_nt_any where on 8; not for streams 4 KiB multiples apart), the rows
+         * GCOMMI_TILE_PF_AHEAD ahead prefetched. bench_pack_ab against the tiles of 8 or 32
+         * columns (machine D, 2026-11-29), N x N doubles: N = 1044-1620 (8.7-21 MiB) 1.31-1.88x,
+         * 1916 1.39-1.40x, 2000 1.71x, 2896 2.33x, 4000 2.05x; then the odd N of bench_pack_cpu
+         * at 10-256 MiB 1.22-2.69x; the prefetch beyond 32 MiB 1.00-1.33x against none. */
         c->tile_nt8 = c->pack && c->streams;
     }
 }
