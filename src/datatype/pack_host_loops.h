@@ -829,14 +829,17 @@ __attribute__((target("avx512f"))) static void tile8_pack_nt_any(const char *m, 
     __m512i idx[8];
     for (int t = 0; t < 8; t++) {
         h[t] = (int64_t)(((64 - ((uintptr_t)(p + t * inst) & 63)) & 63) / 8);
-        idx[t] = _mm512_add_epi64(_mm512_set1_epi64(h[t]), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+        idx[t] = _mm512_add_epi64(_mm512_set1_epi64(h[t]),
+                                  _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     }
     int64_t k = 0; /* rows [0, k) of every stream are stored */
     if (n2 >= 16) {
         for (int t = 0; t < 8; t++) /* the heads */
-            for (int64_t j = 0; j < h[t]; j++) memcpy(p + t * inst + j * 8, m + j * s2 + t * 8, 8);
+            for (int64_t j = 0; j < h[t]; j++)
+                memcpy(p + t * inst + j * 8, m + j * s2 + t * 8, 8);
         __m512d prev[8], cur[8];
-        for (int r = 0; r < 8; r++) prev[r] = _mm512_loadu_pd((const double *)(const void *)(m + r * s2));
+        for (int r = 0; r < 8; r++)
+            prev[r] = _mm512_loadu_pd((const double *)(const void *)(m + r * s2));
         transpose8_pd(prev);
         for (k = 8; k + 8 <= n2; k += 8) {
             const char *mb = m + k * s2;

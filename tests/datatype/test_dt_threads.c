@@ -58,7 +58,7 @@ static pthread_barrier_t start_line;
         }                                                                                   \
     } while (0)
 
-/* ---- shapes: the type twice (t, twin) and its blocks ------------------------------------------ */
+/* ---- shapes: the type twice (t, twin) and its blocks ----------------------------------------- */
 
 typedef void (*build_fn)(gcomm_datatype *out, blocks_t *l, size_t *origin);
 
