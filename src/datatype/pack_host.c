@@ -296,10 +296,7 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
         }
         for (int64_t j = 0; j < n2; j++) {
             char *m = mem + i0 * s1 + j * s2, *p = packed + i0 * inst + j * sz;
-            if (c->tile_pf && j + c->tile_pf < n2) {
-                if (c->pack) __builtin_prefetch(m + c->tile_pf * s2, 0, 3);
-                else __builtin_prefetch(m + c->tile_pf * s2, 1, 3);
-            }
+            if (c->tile_pf && j + c->tile_pf < n2) prefetch_line(m + c->tile_pf * s2, c->pack);
             if (nt) { /* an unpack (select_copies) */
                 for (int64_t t = 0; t < tile; t++) store_nt(m + t * s1, p + t * inst, sz);
             } else if (sz == 8) {

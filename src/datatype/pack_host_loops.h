@@ -64,6 +64,13 @@ static inline void copy_small(char *dst, const char *src, size_t n)
     else *dst = *src;
 }
 
+/* A line of a block ahead: to be read when packing, written when unpacking. */
+static inline void prefetch_line(const char *a, int pack)
+{
+    if (pack) __builtin_prefetch(a, 0, 3);
+    else __builtin_prefetch(a, 1, 3);
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 /* 32 and 128 bytes through 32-byte unaligned loads and stores (the loads of 128 first). */
@@ -104,13 +111,6 @@ vec_bytes(char *dst, const char *src, size_t n)
 __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src, size_t n)
 {
     vec_bytes(dst, src, n);
-}
-
-/* A line of a block ahead: to be read when packing, written when unpacking. */
-static inline void prefetch_line(const char *a, int pack)
-{
-    if (pack) __builtin_prefetch(a, 0, 3);
-    else __builtin_prefetch(a, 1, 3);
 }
 
 /* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
