@@ -12,7 +12,7 @@
 #   make bench      build and run the benchmarks (CTest label "bench"), one at a time
 #   make clean      remove the build directories
 #
-# Variables: BUILD_DIR ASAN_DIR TSAN_DIR FUZZ_DIR GPU_DIR (scripts/gpu-check.sh) BUILD_TYPE CMAKE_ARGS JOBS CTEST_JOBS FUZZ_SECONDS,
+# Variables: BUILD_DIR ASAN_DIR TSAN_DIR FUZZ_DIR GPU_DIR (scripts/gpu-check.sh) BUILD_TYPE CMAKE_ARGS JOBS CTEST_JOBS FUZZ_SECONDS FUZZ_LOG,
 # e.g. `make check CMAKE_ARGS=-DGCOMM_CUDA=OFF`.
 
 BUILD_DIR    ?= build
@@ -25,6 +25,7 @@ CMAKE_ARGS   ?=
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_JOBS   ?= 2
 FUZZ_SECONDS ?= 60
+FUZZ_LOG     ?= $(FUZZ_DIR)/fuzz.log
 # The sanitizer and fuzz builds test host code only: CUDA off keeps them fast (and ASan away from
 # the CUDA runtime's address-space reservations). Override with SANITIZE_CMAKE_ARGS=...
 SANITIZE_CMAKE_ARGS ?= -DGCOMM_CUDA=OFF -DGCOMM_BUILD_BENCH=OFF
@@ -126,11 +127,17 @@ fuzz:
 	fi
 	$(CMAKE) --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_datatype
 	@mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
-	@echo "==> fuzzing gcomm datatypes for $(FUZZ_SECONDS) s (corpus $(FUZZ_DIR)/corpus)"
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@echo "==> fuzzing gcomm datatypes for $(FUZZ_SECONDS) s (corpus $(FUZZ_DIR)/corpus, log $(FUZZ_LOG))"
+	@# libFuzzer prints a line per new or reduced input (~0.5 MB a minute), which buried the test
+	@# summaries of a CI log. The whole output goes to $(FUZZ_LOG); the console gets all but those
+	@# progress lines and the recommended dictionary: settings, start, end, statistics and any report.
+	@rc=0; UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(FUZZ_DIR)/tests/fuzz/fuzz_datatype -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
 	  -rss_limit_mb=4096 -max_len=4096 -print_final_stats=1 \
-	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus
+	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus >$(FUZZ_LOG) 2>&1 || rc=$$?; \
+	  grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)[[:space:]]|^[[:space:]]+NEW_FUNC\[|^".*" # Uses: [0-9]+$$' $(FUZZ_LOG); \
+	  echo "==> fuzz_datatype exit $$rc ($$(grep -cE '^#[0-9]+[[:space:]]+(NEW|REDUCE)' $(FUZZ_LOG)) progress lines left out)"; \
+	  exit $$rc
 
 bench: build
 	@echo "==> running the benchmarks (label bench, one at a time)"
