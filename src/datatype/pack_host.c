@@ -247,6 +247,40 @@ static tile_fn_t tile_fixed(int64_t T, int64_t sz)
     return NULL;
 }
 
+#ifdef GCOMMI_HAVE_TILE8
+/* transpose_tiles for 8-byte elements that abut (outer stride 8) when c->tile8: tiles of 8 columns
+ * transposed 8 x 8 in registers (pack_host_loops.h); the last count % 8 columns element by element.
+ * Packs that stream write whole lines of the packed streams with streaming stores (tile8_pack_nt,
+ * or tile8_pack_nt_any for streams on 8 but not 32 bytes) unless the streams are a multiple of 4
+ * KiB apart, which return 0 here and keep transpose_tiles' loop; the rest take tile8_pack or
+ * tile8_unpack, ordinary stores. Returns 1 when done. */
+static int transpose8(ctx_t *c, char *mem, int64_t count, int64_t n2, int64_t s2)
+{
+    char *packed = c->packed;
+    const int64_t inst = n2 * 8; /* packed bytes of one column */
+    const int nt = c->pack && c->streams;
+    if (nt && (inst % 4096 == 0 || (((uintptr_t)packed | (uint64_t)inst) & 7) != 0)) return 0;
+    const int on32 = (((uintptr_t)packed | (uint64_t)inst) & 31) == 0;
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        char *m = mem + i * 8, *p = packed + i * inst;
+        if (!c->pack) tile8_unpack(m, p, s2, inst, n2, c->tile_pf);
+        else if (!nt) tile8_pack(m, p, s2, inst, n2, c->tile_pf);
+        else if (on32) tile8_pack_nt(m, p, s2, inst, n2, GCOMMI_TILE_PF_AHEAD);
+        else tile8_pack_nt_any(m, p, s2, inst, n2, GCOMMI_TILE_PF_AHEAD);
+    }
+    if (nt) _mm_sfence();
+    for (; i < count; i++) /* the last count % 8 columns */
+        for (int64_t j = 0; j < n2; j++) {
+            char *m = mem + i * 8 + j * s2, *p = packed + i * inst + j * 8;
+            if (c->pack) memcpy(p, m, 8);
+            else memcpy(m, p, 8);
+        }
+    c->packed = packed + count * inst;
+    return 1;
+}
+#endif
+
 /* count instances of a VEC-of-RUN child (inner count n2, stride s2, element size sz) spaced by the
  * small outer stride s1: walk tiles of outer rows, each tile column by column (whole tiles of
  * abutting 4- and 8-byte elements by the fixed loops above). */
@@ -264,29 +298,8 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
     /* unpacks that stream keep the loop below: there the fixed loop unpacked 10-18% slower
      * (GCC 12, 12-20 MiB, four runs; at 256 KiB-4 MiB it unpacked 1.40-1.70x faster) */
     const tile_fn_t fixed = nt || s1 != sz || (!c->pack && c->streams) ? NULL : tile_fixed(T, sz);
-#ifdef GCOMMI_HAVE_TILE8_NT
-    /* packs past the caches: tiles of 8 columns of doubles transposed in registers and streamed
-     * (tile8_pack_nt, or tile8_pack_nt_any for streams on 8 but not 32 bytes), when the streams
-     * are not a multiple of 4 KiB apart */
-    if (c->tile_nt8 && c->pack && sz == 8 && s1 == 8 && inst % 4096 != 0 &&
-        (((uintptr_t)packed | (uint64_t)inst) & 7) == 0) {
-        const int on32 = (((uintptr_t)packed | (uint64_t)inst) & 31) == 0;
-        int64_t i0 = 0;
-        for (; i0 + 8 <= count; i0 += 8) {
-            if (on32)
-                tile8_pack_nt(mem + i0 * s1, packed + i0 * inst, s2, inst, n2,
-                              GCOMMI_TILE_PF_AHEAD);
-            else
-                tile8_pack_nt_any(mem + i0 * s1, packed + i0 * inst, s2, inst, n2,
-                                  GCOMMI_TILE_PF_AHEAD);
-        }
-        _mm_sfence();
-        for (; i0 < count; i0++) /* the last count % 8 columns */
-            for (int64_t j = 0; j < n2; j++)
-                memcpy(packed + i0 * inst + j * 8, mem + i0 * s1 + j * s2, 8);
-        c->packed = packed + count * inst;
-        return;
-    }
+#ifdef GCOMMI_HAVE_TILE8
+    if (c->tile8 && sz == 8 && s1 == 8 && transpose8(c, mem, count, n2, s2)) return;
 #endif
     for (int64_t i0 = 0; i0 < count; i0 += T) {
         int64_t tile = count - i0 < T ? count - i0 : T;

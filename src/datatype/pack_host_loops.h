@@ -755,41 +755,86 @@ __attribute__((target("avx2"), always_inline)) static inline void transpose4_pd(
     r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-/* A transposing pack's tile of 8 columns of 8-byte elements (8 packed streams, inst bytes apart)
- * past the caches (c->tile_nt8): 8 rows at a time, the 8 x 8 block transposed in registers and
- * each stream's 64 bytes written at once with streaming stores, so that no packed line is read
- * for ownership; the row pf ahead of each of the 8 prefetched first while pf rows remain; the last
- * n2 % 8 rows element by element. m: the tile's first row (rows s2 bytes apart), p: its first
- * stream; p and inst multiples of 32 (select in transpose_tiles). A scratch program on machine D
- * (2026-11-29, N x N doubles): 1.23-2.45x the 8-column loop of tile_8_8 at 8-64 MiB, but 0.78-0.87x
- * for N = 2048 (streams a multiple of 4 KiB apart), which transpose_tiles leaves to the loop. */
-__attribute__((target("avx2"))) static void tile8_pack_nt(const char *m, char *p, int64_t s2,
-                                                         int64_t inst, int64_t n2, int64_t pf)
+/* A transposing pack's tile of 8 columns of 8-byte elements (8 packed streams, inst bytes apart):
+ * 8 rows at a time, the 8 x 8 block transposed in registers and each stream's 64 bytes written at
+ * once; the row pf ahead of each of the 8 prefetched first while pf rows remain; the last n2 % 8
+ * rows element by element. m: the tile's first row (rows s2 bytes apart), p: its first stream.
+ * - tile8_pack_nt, past the caches (packs that stream): streaming stores, so that no packed line
+ *   is read for ownership; p and inst multiples of 32 (transpose8). A scratch program on machine
+ *   D (2026-11-29, N x N doubles): 1.23-2.45x the 8-column loop of tile_8_8 at 8-64 MiB, but
+ *   0.78-0.87x for N = 2048 (streams a multiple of 4 KiB apart), which transpose8 leaves to
+ *   transpose_tiles' loop.
+ * - tile8_pack, in the caches: ordinary stores, any alignment; in place of the 8-column loop of
+ *   tile_8_8, whose 64 loads and 64 stores per 8 x 8 block become 16 and 16 (figures in
+ *   select_copies). */
+#define GCOMMI_TILE8_PACK(NAME, STORE)                                                          \
+    __attribute__((target("avx2"))) static void NAME(const char *m, char *p, int64_t s2,       \
+                                                     int64_t inst, int64_t n2, int64_t pf)      \
+    {                                                                                           \
+        int64_t j = 0;                                                                          \
+        for (; j + 8 <= n2; j += 8, m += 8 * s2, p += 64) {                                     \
+            if (pf && j + pf + 8 <= n2)                                                         \
+                for (int r = 0; r < 8; r++) __builtin_prefetch(m + (pf + r) * s2, 0, 3);        \
+            __m256d lo[8], hi[8]; /* lo[r]: columns 0-3 of row r, hi[r]: columns 4-7 */        \
+            for (int r = 0; r < 8; r++) {                                                       \
+                lo[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2));            \
+                hi[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2 + 32));       \
+            }                                                                                   \
+            transpose4_pd(lo);                                                                  \
+            transpose4_pd(lo + 4);                                                              \
+            transpose4_pd(hi);                                                                  \
+            transpose4_pd(hi + 4);                                                              \
+            for (int t = 0; t < 4; t++) { /* stream t: rows 0-3 in lo[t], 4-7 in lo[4 + t] */  \
+                double *o = (double *)(void *)(p + t * inst);                                   \
+                STORE(o, lo[t]);                                                                \
+                STORE(o + 4, lo[4 + t]);                                                        \
+                double *o2 = (double *)(void *)(p + (t + 4) * inst);                            \
+                STORE(o2, hi[t]);                                                               \
+                STORE(o2 + 4, hi[4 + t]);                                                       \
+            }                                                                                   \
+        }                                                                                       \
+        for (; j < n2; j++, m += s2, p += 8)                                                    \
+            for (int t = 0; t < 8; t++) memcpy(p + t * inst, m + t * 8, 8);                     \
+    }
+GCOMMI_TILE8_PACK(tile8_pack_nt, _mm256_stream_pd)
+GCOMMI_TILE8_PACK(tile8_pack, _mm256_storeu_pd)
+#undef GCOMMI_TILE8_PACK
+
+/* A transposing unpack's tile of 8 columns of 8-byte elements (the mirror of tile8_pack): 8 rows
+ * at a time, each packed stream's 64 bytes read as two 32-byte loads, the
+ * 8 x 8 block transposed in registers and each matrix row's 64 bytes written as two 32-byte
+ * stores; the row pf ahead of each of the 8 prefetched for writing first while pf rows remain; the
+ * last n2 % 8 rows element by element. m: the tile's first row (rows s2 bytes apart), p: its first
+ * stream (streams inst bytes apart); any alignment. Past the half of the L3 the wide tiles with
+ * streaming stores take over (c->tile_nt; figures in select_copies). */
+__attribute__((target("avx2"))) static void tile8_unpack(char *m, const char *p, int64_t s2,
+                                                       int64_t inst, int64_t n2, int64_t pf)
 {
     int64_t j = 0;
     for (; j + 8 <= n2; j += 8, m += 8 * s2, p += 64) {
         if (pf && j + pf + 8 <= n2)
-            for (int r = 0; r < 8; r++) __builtin_prefetch(m + (pf + r) * s2, 0, 3);
-        __m256d lo[8], hi[8]; /* lo[r]: columns 0-3 of row r, hi[r]: columns 4-7 */
-        for (int r = 0; r < 8; r++) {
-            lo[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2));
-            hi[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2 + 32));
+            for (int r = 0; r < 8; r++) __builtin_prefetch(m + (pf + r) * s2, 1, 3);
+        /* a[t]: stream t's rows 0-3 (t < 4: columns 0-3; then 4-7), b[t]: its rows 4-7 */
+        __m256d a[8], b[8];
+        for (int t = 0; t < 8; t++) {
+            a[t] = _mm256_loadu_pd((const double *)(const void *)(p + t * inst));
+            b[t] = _mm256_loadu_pd((const double *)(const void *)(p + t * inst + 32));
         }
-        transpose4_pd(lo);
-        transpose4_pd(lo + 4);
-        transpose4_pd(hi);
-        transpose4_pd(hi + 4);
-        for (int t = 0; t < 4; t++) { /* stream t: rows 0-3 in lo[t], rows 4-7 in lo[4 + t] */
-            double *o = (double *)(void *)(p + t * inst);
-            _mm256_stream_pd(o, lo[t]);
-            _mm256_stream_pd(o + 4, lo[4 + t]);
-            double *o2 = (double *)(void *)(p + (t + 4) * inst);
-            _mm256_stream_pd(o2, hi[t]);
-            _mm256_stream_pd(o2 + 4, hi[4 + t]);
+        transpose4_pd(a);     /* a[k]: row k, columns 0-3 */
+        transpose4_pd(a + 4); /* a[4 + k]: row k, columns 4-7 */
+        transpose4_pd(b);
+        transpose4_pd(b + 4);
+        for (int k = 0; k < 4; k++) {
+            double *o = (double *)(void *)(m + k * s2);
+            _mm256_storeu_pd(o, a[k]);
+            _mm256_storeu_pd(o + 4, a[4 + k]);
+            double *o2 = (double *)(void *)(m + (k + 4) * s2);
+            _mm256_storeu_pd(o2, b[k]);
+            _mm256_storeu_pd(o2 + 4, b[4 + k]);
         }
     }
     for (; j < n2; j++, m += s2, p += 8)
-        for (int t = 0; t < 8; t++) memcpy(p + t * inst, m + t * 8, 8);
+        for (int t = 0; t < 8; t++) memcpy(m + t * 8, p + t * inst, 8);
 }
 
 /* Transposes eight rows of eight doubles in place (r[k] becomes column k). */
@@ -860,7 +905,7 @@ __attribute__((target("avx512f"))) static void tile8_pack_nt_any(const char *m, 
         for (int64_t j = n2 >= 16 ? k + h[t] : 0; j < n2; j++)
             memcpy(p + t * inst + j * 8, m + j * s2 + t * 8, 8);
 }
-#define GCOMMI_HAVE_TILE8_NT 1
+#define GCOMMI_HAVE_TILE8 1
 #endif
 
 #endif /* GCOMM_DATATYPE_PACK_HOST_LOOPS_H */

@@ -29,7 +29,7 @@ typedef struct {
     int streams;   /* big uses streaming stores: fence before returning */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
-    int tile_nt8;  /* transpose_tiles packing 8-byte elements: tile8_pack_nt where it can */
+    int tile8;     /* transpose_tiles of 8-byte elements: 8 x 8 blocks in registers (transpose8) */
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
     int64_t tile_pf;  /* transpose_tiles: prefetch the tile's row this many rows ahead; 0: none */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32 (others with
@@ -279,7 +279,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->rows_odd = 0;
     c->small_over = 0;
     c->tile_nt = 0;
-    c->tile_nt8 = 0;
+    c->tile8 = 0;
     c->tile_aliased = 0;
     c->tile_pf = 0;
     c->gather_ilv = c->streams && c->pack;
@@ -310,14 +310,23 @@ static void select_copies(ctx_t *c, size_t bytes)
             c->tile_nt = !c->pack && c->streams;
             c->tile_aliased = c->pack ? 4 : 0;
         }
-        /* Packs that stream: doubles 8 x 8 through registers, each packed stream's 64-byte lines
-         * written whole with streaming stores (tile8_pack_nt where the streams start on 32 bytes,
-         * tile8_pack_nt_any where on 8; not for streams 4 KiB multiples apart), the rows
-         * GCOMMI_TILE_PF_AHEAD ahead prefetched. bench_pack_ab against the tiles of 8 or 32
-         * columns (machine D, 2026-11-29), N x N doubles: N = 1044-1620 (8.7-21 MiB) 1.31-1.88x,
-         * 1916 1.39-1.40x, 2000 1.71x, 2896 2.33x, 4000 2.05x; then the odd N of bench_pack_cpu
-         * at 10-256 MiB 1.22-2.69x; the prefetch beyond 32 MiB 1.00-1.33x against none. */
-        c->tile_nt8 = c->pack && c->streams;
+        /* Doubles of a transpose 8 x 8 through registers (transpose8), each 8 x 8 block 16 loads
+         * and 16 stores of 32 bytes instead of 64 of 8:
+         * - packs that stream write each packed stream's 64-byte lines whole with streaming
+         *   stores (tile8_pack_nt where the streams start on 32 bytes, tile8_pack_nt_any where
+         *   on 8; not for streams 4 KiB multiples apart), the rows GCOMMI_TILE_PF_AHEAD ahead
+         *   prefetched. bench_pack_ab against the tiles of 8 or 32 columns (machine D,
+         *   2026-11-29), N x N doubles: N = 1044-1620 (8.7-21 MiB) 1.31-1.88x, 1916 1.39-1.40x,
+         *   2000 1.71x, 2896 2.33x, 4000 2.05x; then the odd N of bench_pack_cpu at 10-256 MiB
+         *   1.22-2.69x; the prefetch beyond 32 MiB 1.00-1.33x against none;
+         * - the other packs (tile8_pack) and the unpacks that do not take the wide tiles
+         *   (tile8_unpack), ordinary stores, against tile_8_8 and transpose_tiles' loop
+         *   (bench_pack_ab, machine D, 2026-11-29, the benchmark's transpose): packs 1.26-1.45x
+         *   faster at 16 KiB-1 MiB, 1.17x at 4 MiB, 2.12x at 6 MiB, 1.20-1.50x for N = 512
+         *   (2 MiB, streams 4 KiB apart); unpacks 1.23-1.87x at 16 KiB-5 MiB, 2.04x at 8 MiB,
+         *   1.30x at 12 MiB, 1.00x at 2 MiB. Past the half of the L3 tile8_unpack against the
+         *   wide tiles' streaming stores measured 0.92-1.25x (16-80 MiB): not taken there. */
+        c->tile8 = c->pack || !c->tile_nt;
     }
 }
 #else
@@ -328,7 +337,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->streams = 0;
     c->tile = GCOMMI_TILE_AMD;
     c->tile_nt = 0;
-    c->tile_nt8 = 0;
+    c->tile8 = 0;
     c->tile_aliased = 0;
     c->tile_pf = 0;
     c->rows_vec_max = 0;

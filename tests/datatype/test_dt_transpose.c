@@ -13,7 +13,8 @@
  * geometry, checks that the unpack restores them and leaves every other byte as it was, and does
  * each operation also in three ranges cut at odd bytes. ctest runs it again with the streaming
  * threshold lowered (GCOMM_PACK_STREAM_MIN), so that the unpacks stream and, on Zen 4, packs of
- * doubles take 8 x 8 blocks transposed in registers (tile8_pack_nt). */
+ * doubles take 8 x 8 blocks transposed in registers and streamed (tile8_pack_nt). On Zen 4 every
+ * other transpose of doubles takes such blocks with ordinary stores (tile8_pack, tile8_unpack). */
 #include <stdio.h>
 #include <stdlib.h>
 
