@@ -14,6 +14,11 @@
       "streaming stores (x86 with AVX2); 0 chooses 8M for unpacking and max(8M, L3 size of "   \
       "CPU 0 from sysfs / 16) for packing; from this size a pack on AMD with AVX-512 also "    \
       "moves 128-byte rows with 64-byte vectors")                                              \
+    X(pack_cpu, STRING, "auto",                                                               \
+      "Whose loops the CPU datatype engine uses (x86): auto (those of the CPU it runs on), "    \
+      "zen4, amd (other AMD), intel (other x86 with AVX2) or generic (no vector loops); one "   \
+      "whose instructions the CPU lacks (AVX2; zen4 also AVX-512) is refused with a warning. "  \
+      "For tests of every CPU's loops on one machine, and for comparing them")                 \
     X(type_max_nodes, SIZE, "4M",                                                             \
       "Largest normal form a datatype commit builds, in nodes of about 80 bytes: a struct "     \
       "that mixes differently shaped member types at every level of a deep nesting grows "     \

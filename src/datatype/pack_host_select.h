@@ -9,9 +9,11 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/log.h"
 #include "datatype/layout.h"
 #include "datatype/pack_host_loops.h"
 
@@ -170,6 +172,30 @@ enum {
     GCOMMI_CPU_ZEN4 = 16 /* AMD family 0x19 with AVX-512: Zen 3 has no AVX-512 */
 };
 static int cpu_flags_cached; /* 0 until first read */
+
+/* The flags of the CPU family GCOMM_PACK_CPU names instead of those found (`found`): so that one
+ * machine tests the loops every family gets (ctest runs the datatype tests under each), and so
+ * that loops can be compared. A family whose instructions this CPU lacks is refused. */
+static int cpu_flags_chosen(int found)
+{
+    const char *want = gcommi_config()->pack_cpu;
+    if (!want || !want[0] || strcmp(want, "auto") == 0) return found;
+    const int avx2 = found & GCOMMI_CPU_AVX2, avx512 = found & GCOMMI_CPU_AVX512;
+    int v = 0;
+    if (strcmp(want, "generic") == 0) v = GCOMMI_CPU_KNOWN;
+    else if (strcmp(want, "intel") == 0 && avx2) v = GCOMMI_CPU_KNOWN | avx2 | avx512;
+    else if (strcmp(want, "amd") == 0 && avx2)
+        v = GCOMMI_CPU_KNOWN | avx2 | avx512 | GCOMMI_CPU_AMD;
+    else if (strcmp(want, "zen4") == 0 && avx2 && avx512)
+        v = GCOMMI_CPU_KNOWN | avx2 | avx512 | GCOMMI_CPU_AMD | GCOMMI_CPU_ZEN4;
+    if (v) return v;
+    GCOMM_LOG_WARN("datatype",
+                   "GCOMM_PACK_CPU=%s is not auto, zen4, amd, intel or generic, or needs "
+                   "instructions this CPU lacks (AVX2: %s, AVX-512: %s); using auto",
+                   want, avx2 ? "yes" : "no", avx512 ? "yes" : "no");
+    return found;
+}
+
 __attribute__((noinline, cold)) static int cpu_flags_read(void)
 {
     int v = GCOMMI_CPU_KNOWN;
@@ -178,6 +204,7 @@ __attribute__((noinline, cold)) static int cpu_flags_read(void)
     if (__builtin_cpu_is("amd")) v |= GCOMMI_CPU_AMD;
     if ((v & GCOMMI_CPU_AMD) && (v & GCOMMI_CPU_AVX512) && cpu_family() == 0x19)
         v |= GCOMMI_CPU_ZEN4;
+    v = cpu_flags_chosen(v);
     __atomic_store_n(&cpu_flags_cached, v, __ATOMIC_RELAXED);
     return v;
 }
