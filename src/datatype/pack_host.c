@@ -250,22 +250,25 @@ static tile_fn_t tile_fixed(int64_t T, int64_t sz)
 #ifdef GCOMMI_HAVE_TILE8
 /* transpose_tiles for 8-byte elements that abut (outer stride 8) when c->tile8: tiles of 8 columns
  * transposed 8 x 8 in registers (pack_host_loops.h); the last count % 8 columns element by element.
- * Packs that stream write whole lines of the packed streams with streaming stores (tile8_pack_nt,
- * or tile8_pack_nt_any for streams on 8 but not 32 bytes) unless the streams are a multiple of 4
- * KiB apart, which return 0 here and keep transpose_tiles' loop; the rest take tile8_pack or
- * tile8_unpack, ordinary stores. Returns 1 when done. */
+ * Packs that stream write whole lines of the packed streams with streaming stores: tile8_pack_nt
+ * for streams on 32 bytes, tile8_pack_nt_l2 for those a multiple of 4 KiB apart, tile8_pack_nt_any
+ * for streams on 8 bytes but not 32 (streams a multiple of 4 KiB apart and not on 32 bytes return
+ * 0 here and keep transpose_tiles' loop); the rest take tile8_pack or tile8_unpack, ordinary
+ * stores. Returns 1 when done. */
 static int transpose8(ctx_t *c, char *mem, int64_t count, int64_t n2, int64_t s2)
 {
     char *packed = c->packed;
     const int64_t inst = n2 * 8; /* packed bytes of one column */
     const int nt = c->pack && c->streams;
-    if (nt && (inst % 4096 == 0 || (((uintptr_t)packed | (uint64_t)inst) & 7) != 0)) return 0;
     const int on32 = (((uintptr_t)packed | (uint64_t)inst) & 31) == 0;
+    const int aliased = inst % 4096 == 0;
+    if (nt && (aliased ? !on32 : (((uintptr_t)packed | (uint64_t)inst) & 7) != 0)) return 0;
     int64_t i = 0;
     for (; i + 8 <= count; i += 8) {
         char *m = mem + i * 8, *p = packed + i * inst;
         if (!c->pack) tile8_unpack(m, p, s2, inst, n2, c->tile_pf);
         else if (!nt) tile8_pack(m, p, s2, inst, n2, c->tile_pf);
+        else if (aliased) tile8_pack_nt_l2(m, p, s2, inst, n2, GCOMMI_TILE_PF_AHEAD);
         else if (on32) tile8_pack_nt(m, p, s2, inst, n2, GCOMMI_TILE_PF_AHEAD);
         else tile8_pack_nt_any(m, p, s2, inst, n2, GCOMMI_TILE_PF_AHEAD);
     }

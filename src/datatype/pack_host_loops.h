@@ -761,20 +761,21 @@ __attribute__((target("avx2"), always_inline)) static inline void transpose4_pd(
  * rows element by element. m: the tile's first row (rows s2 bytes apart), p: its first stream.
  * - tile8_pack_nt, past the caches (packs that stream): streaming stores, so that no packed line
  *   is read for ownership; p and inst multiples of 32 (transpose8). A scratch program on machine
- *   D (2026-11-29, N x N doubles): 1.23-2.45x the 8-column loop of tile_8_8 at 8-64 MiB, but
- *   0.78-0.87x for N = 2048 (streams a multiple of 4 KiB apart), which transpose8 leaves to
- *   transpose_tiles' loop.
+ *   D (2026-11-29, N x N doubles): 1.23-2.45x the 8-column loop of tile_8_8 at 8-64 MiB.
+ * - tile8_pack_nt_l2, the same for rows a multiple of 4 KiB apart (N a multiple of 512), whose
+ *   lines all fall in one set of the L1: the rows ahead are prefetched into the L2 only
+ *   (prefetcht1), where the L1's 8 ways no longer hold them (figures in select_copies).
  * - tile8_pack, in the caches: ordinary stores, any alignment; in place of the 8-column loop of
  *   tile_8_8, whose 64 loads and 64 stores per 8 x 8 block become 16 and 16 (figures in
  *   select_copies). */
-#define GCOMMI_TILE8_PACK(NAME, STORE)                                                          \
+#define GCOMMI_TILE8_PACK(NAME, STORE, LOC)                                                     \
     __attribute__((target("avx2"))) static void NAME(const char *m, char *p, int64_t s2,       \
                                                      int64_t inst, int64_t n2, int64_t pf)      \
     {                                                                                           \
         int64_t j = 0;                                                                          \
         for (; j + 8 <= n2; j += 8, m += 8 * s2, p += 64) {                                     \
             if (pf && j + pf + 8 <= n2)                                                         \
-                for (int r = 0; r < 8; r++) __builtin_prefetch(m + (pf + r) * s2, 0, 3);        \
+                for (int r = 0; r < 8; r++) __builtin_prefetch(m + (pf + r) * s2, 0, LOC);      \
             __m256d lo[8], hi[8]; /* lo[r]: columns 0-3 of row r, hi[r]: columns 4-7 */        \
             for (int r = 0; r < 8; r++) {                                                       \
                 lo[r] = _mm256_loadu_pd((const double *)(const void *)(m + r * s2));            \
@@ -796,8 +797,9 @@ __attribute__((target("avx2"), always_inline)) static inline void transpose4_pd(
         for (; j < n2; j++, m += s2, p += 8)                                                    \
             for (int t = 0; t < 8; t++) memcpy(p + t * inst, m + t * 8, 8);                     \
     }
-GCOMMI_TILE8_PACK(tile8_pack_nt, _mm256_stream_pd)
-GCOMMI_TILE8_PACK(tile8_pack, _mm256_storeu_pd)
+GCOMMI_TILE8_PACK(tile8_pack_nt, _mm256_stream_pd, 3)
+GCOMMI_TILE8_PACK(tile8_pack_nt_l2, _mm256_stream_pd, 2)
+GCOMMI_TILE8_PACK(tile8_pack, _mm256_storeu_pd, 3)
 #undef GCOMMI_TILE8_PACK
 
 /* A transposing unpack's tile of 8 columns of 8-byte elements (the mirror of tile8_pack): 8 rows

@@ -341,11 +341,14 @@ static void select_copies(ctx_t *c, size_t bytes)
          * and 16 stores of 32 bytes instead of 64 of 8:
          * - packs that stream write each packed stream's 64-byte lines whole with streaming
          *   stores (tile8_pack_nt where the streams start on 32 bytes, tile8_pack_nt_any where
-         *   on 8; not for streams 4 KiB multiples apart), the rows GCOMMI_TILE_PF_AHEAD ahead
-         *   prefetched. bench_pack_ab against the tiles of 8 or 32 columns (machine D,
-         *   2026-11-29), N x N doubles: N = 1044-1620 (8.7-21 MiB) 1.31-1.88x, 1916 1.39-1.40x,
-         *   2000 1.71x, 2896 2.33x, 4000 2.05x; then the odd N of bench_pack_cpu at 10-256 MiB
-         *   1.22-2.69x; the prefetch beyond 32 MiB 1.00-1.33x against none;
+         *   on 8), the rows GCOMMI_TILE_PF_AHEAD ahead prefetched. bench_pack_ab against the
+         *   tiles of 8 or 32 columns (machine D, 2026-11-29), N x N doubles: N = 1044-1620
+         *   (8.7-21 MiB) 1.31-1.88x, 1916 1.39-1.40x, 2000 1.71x, 2896 2.33x, 4000 2.05x; then
+         *   the odd N of bench_pack_cpu at 10-256 MiB 1.22-2.69x; the prefetch beyond 32 MiB
+         *   1.00-1.33x against none. Streams a multiple of 4 KiB apart (N = 1024, 2048, 4096:
+         *   8, 32, 128 MiB) prefetch into the L2 only (tile8_pack_nt_l2): against the tiles of 8
+         *   and 4 rows they had kept, 2.21-3.41x (1.39-2.57x with the L1 prefetch of the others,
+         *   which with the L2's lost 15-26% at 10-50 MiB);
          * - the other packs (tile8_pack) and the unpacks that do not take the wide tiles
          *   (tile8_unpack), ordinary stores, against tile_8_8 and transpose_tiles' loop
          *   (bench_pack_ab, machine D, 2026-11-29, the benchmark's transpose): packs 1.26-1.45x
