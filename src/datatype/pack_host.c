@@ -264,6 +264,19 @@ static int transpose8(ctx_t *c, char *mem, int64_t count, int64_t n2, int64_t s2
     const int aliased = inst % 4096 == 0;
     if (nt && (aliased ? !on32 : (((uintptr_t)packed | (uint64_t)inst) & 7) != 0)) return 0;
     int64_t i = 0;
+    if (c->tile32_nt && count >= 32 && ((uintptr_t)mem & 7) == 0 && s2 % 8 == 0) {
+        for (; i + 32 <= count; i += 32)
+            tile32_unpack_nt(mem + i * 8, packed + i * inst, s2, inst, n2, i == 0);
+        _mm_sfence();
+        /* each row's columns from the last strip's 32 - h_r on */
+        for (int64_t j = 0; j < n2; j++) {
+            const int64_t h = (int64_t)(((uintptr_t)(mem + j * s2) & 63) / 8);
+            for (int64_t k = i - h; k < count; k++)
+                memcpy(mem + j * s2 + k * 8, packed + k * inst + j * 8, 8);
+        }
+        c->packed = packed + count * inst;
+        return 1;
+    }
     for (; i + 8 <= count; i += 8) {
         char *m = mem + i * 8, *p = packed + i * inst;
         if (!c->pack) tile8_unpack(m, p, s2, inst, n2, c->tile_pf);

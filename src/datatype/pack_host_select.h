@@ -32,6 +32,7 @@ typedef struct {
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
     int tile8;     /* transpose_tiles of 8-byte elements: 8 x 8 blocks in registers (transpose8) */
+    int tile32_nt; /* transpose8 unpacking: strips of 32 columns in whole lines, streamed */
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
     int64_t tile_pf;  /* transpose_tiles: prefetch the tile's row this many rows ahead; 0: none */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32 (others with
@@ -307,6 +308,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->small_over = 0;
     c->tile_nt = 0;
     c->tile8 = 0;
+    c->tile32_nt = 0;
     c->tile_aliased = 0;
     c->tile_pf = 0;
     c->gather_ilv = c->streams && c->pack;
@@ -353,10 +355,17 @@ static void select_copies(ctx_t *c, size_t bytes)
          *   (tile8_unpack), ordinary stores, against tile_8_8 and transpose_tiles' loop
          *   (bench_pack_ab, machine D, 2026-11-29, the benchmark's transpose): packs 1.26-1.45x
          *   faster at 16 KiB-1 MiB, 1.17x at 4 MiB, 2.12x at 6 MiB, 1.20-1.50x for N = 512
-         *   (2 MiB, streams 4 KiB apart); unpacks 1.23-1.87x at 16 KiB-5 MiB, 2.04x at 8 MiB,
-         *   1.30x at 12 MiB, 1.00x at 2 MiB. Past the half of the L3 tile8_unpack against the
-         *   wide tiles' streaming stores measured 0.92-1.25x (16-80 MiB): not taken there. */
-        c->tile8 = c->pack || !c->tile_nt;
+         *   (2 MiB, streams 4 KiB apart); unpacks 1.23-1.87x at 16 KiB-5 MiB, 1.00x at 2 MiB;
+         * - unpacks that stream, strips of 32 columns written in whole lines with streaming
+         *   stores (tile32_unpack_nt): against the wide tiles' 8-byte streaming stores, which
+         *   leave two lines of every row and strip partly written, 1.10-1.68x at 16-256 MiB (N
+         *   odd), 1.01-1.06x for N = 2048 and 4096; against tile8_unpack at 8-14 MiB 0.99-1.11x
+         *   (tile8_unpack had measured 2.04x at 8 MiB and 1.30x at 12 MiB against the tiles).
+         *   The same strips with the partial lines at both ends stored in place measured
+         *   0.45-0.93x: those lines, read for ownership twice, cost more than the strip's first
+         *   block read again. */
+        c->tile8 = 1;
+        c->tile32_nt = !c->pack && c->streams;
     }
 }
 #else
@@ -368,6 +377,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->tile = GCOMMI_TILE_AMD;
     c->tile_nt = 0;
     c->tile8 = 0;
+    c->tile32_nt = 0;
     c->tile_aliased = 0;
     c->tile_pf = 0;
     c->rows_vec_max = 0;
