@@ -253,7 +253,9 @@ static tile_fn_t tile_fixed(int64_t T, int64_t sz)
  * Packs that stream write whole lines of the packed streams with streaming stores: tile8_pack_nt
  * for streams on 32 bytes, tile8_pack_nt_l2 for those a multiple of 4 KiB apart, tile8_pack_nt_any
  * for streams on 8 bytes but not 32 (streams a multiple of 4 KiB apart and not on 32 bytes return
- * 0 here and keep transpose_tiles' loop); the rest take tile8_pack or tile8_unpack, ordinary
+ * 0 here and keep transpose_tiles' loop). Unpacks that stream (c->tile32_nt) write strips of 32
+ * columns in whole matrix lines (tile32_unpack_nt), then each row's last columns, from where its
+ * last strip stopped, element by element. The rest take tile8_pack or tile8_unpack, ordinary
  * stores. Returns 1 when done. */
 static int transpose8(ctx_t *c, char *mem, int64_t count, int64_t n2, int64_t s2)
 {
