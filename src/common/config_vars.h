@@ -44,7 +44,7 @@
     X(devices, STRING, "",                                                                    \
       "CUDA devices gcomm drives, e.g. \"0,1\": all of them in a single process; under "      \
       "gcomm_init_mpi, process k of a node takes the (k mod n)-th of the list. Empty: every "  \
-      "visible device")                                                                       \
+      "visible device; none: no GPU (host ranks only, also on a node with GPUs)")              \
     X(proxy_depth, INT, "1024",                                                               \
       "Commands a proxy ring holds before its producers wait for credit, and commands the "    \
       "proxy carries out at once (rounded up to a power of two)")                              \

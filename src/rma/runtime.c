@@ -31,6 +31,9 @@ static void single_finalize(gcommi_bootstrap_t *b)
 
 int gcommi_parse_devices(const char *list, int *devices, int max)
 {
+    /* "none": host ranks only, also on a node with GPUs (e.g. several processes of a host-rank
+     * job on a node with one GPU, which they would otherwise all be dealt) */
+    if (list && strcmp(list, "none") == 0) return 0;
     int n = 0;
     const char *s = list;
     while (s && *s) {
@@ -38,7 +41,7 @@ int gcommi_parse_devices(const char *list, int *devices, int max)
         long d = strtol(s, &end, 10);
         if (end == s || d < 0 || d > 1024 || (*end != ',' && *end != '\0'))
             return GCOMMI_ERROR(GCOMM_ERR_ARG, "GCOMM_DEVICES = \"%s\" is not a list of device "
-                                "numbers such as \"0,1\"", list);
+                                "numbers such as \"0,1\", nor \"none\"", list);
         if (n == max)
             return GCOMMI_ERROR(GCOMM_ERR_ARG, "GCOMM_DEVICES = \"%s\" names more than %d devices",
                                 list, max);

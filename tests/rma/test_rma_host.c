@@ -14,6 +14,8 @@ static void test_parse_devices(void)
     TEST_CHECK(gcommi_parse_devices("0,2,1", d, GCOMM_MAX_GPUS) == 3 && d[0] == 0 && d[1] == 2 &&
                    d[2] == 1, "0,2,1");
     TEST_CHECK(gcommi_parse_devices("3", d, GCOMM_MAX_GPUS) == 1 && d[0] == 3, "3");
+    TEST_CHECK(gcommi_parse_devices("none", d, GCOMM_MAX_GPUS) == 0, "none: no device");
+    TEST_RC(GCOMM_ERR_ARG, gcommi_parse_devices("none,0", d, GCOMM_MAX_GPUS));
     TEST_RC(GCOMM_ERR_ARG, gcommi_parse_devices("0,,1", d, GCOMM_MAX_GPUS));
     TEST_RC(GCOMM_ERR_ARG, gcommi_parse_devices("a", d, GCOMM_MAX_GPUS));
     TEST_RC(GCOMM_ERR_ARG, gcommi_parse_devices("-1", d, GCOMM_MAX_GPUS));
