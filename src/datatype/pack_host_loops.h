@@ -807,8 +807,8 @@ GCOMMI_TILE8_PACK(tile8_pack, _mm256_storeu_pd, 3)
  * 8 x 8 block transposed in registers and each matrix row's 64 bytes written as two 32-byte
  * stores; the row pf ahead of each of the 8 prefetched for writing first while pf rows remain; the
  * last n2 % 8 rows element by element. m: the tile's first row (rows s2 bytes apart), p: its first
- * stream (streams inst bytes apart); any alignment. Past the half of the L3 the wide tiles with
- * streaming stores take over (c->tile_nt; figures in select_copies). */
+ * stream (streams inst bytes apart); any alignment. Unpacks that stream take tile32_unpack_nt
+ * instead where its alignment holds (transpose8; figures in select_copies). */
 __attribute__((target("avx2"))) static void tile8_unpack(char *m, const char *p, int64_t s2,
                                                        int64_t inst, int64_t n2, int64_t pf)
 {
@@ -863,7 +863,7 @@ __attribute__((target("avx512f"), always_inline)) static inline void transpose8_
 }
 
 /* tile8_pack_nt for packed streams that start on 8 bytes but not on 32 (an N x N matrix with N
- * not a multiple of 4; Zen 4 has AVX-512, which select_copies requires for c->tile_nt8): stream t's
+ * not a multiple of 4; Zen 4 has AVX-512, which select_copies requires for c->tile8): stream t's
  * first h_t elements, up to its first 64-byte line, are stored one by one; from there each of
  * its lines takes the last 8 - h_t elements of one transposed 8 x 8 block and the first h_t of the
  * next (one permute of the two), written whole with a streaming store. The scratch program: N =
@@ -907,6 +907,12 @@ __attribute__((target("avx512f"))) static void tile8_pack_nt_any(const char *m, 
         for (int64_t j = n2 >= 16 ? k + h[t] : 0; j < n2; j++)
             memcpy(p + t * inst + j * 8, m + j * s2 + t * 8, 8);
 }
+
+/* Lines of each packed stream tile32_unpack_nt prefetches ahead. A first version of the kernel
+ * (machine D, 2026-11-29, 16 and 64 MiB): 4 lines 1.09-1.16x against none, 16 lines 1.06-1.10x;
+ * this one with 8 lines within 5% of 4. */
+#define GCOMMI_TILE32_PF_AHEAD 4
+
 /* A transposing unpack's strip of 32 columns of 8-byte elements past the caches, with streaming
  * stores that write every matrix line whole (AVX-512). A row's column 0 of the strip lies h_r
  * elements past a line (h_r = the row's address mod 64 / 8; the same for row r of every 8, since
@@ -919,10 +925,6 @@ __attribute__((target("avx512f"))) static void tile8_pack_nt_any(const char *m, 
  * multiple of 8, m on 8 bytes), p: its first stream (streams inst bytes apart); 8 rows at a time,
  * the last n2 % 8 element by element; the caller fences and writes each row's columns from 32 -
  * h_r of the last strip. */
-/* Lines of each packed stream tile32_unpack_nt prefetches ahead. A first version of the kernel
- * (machine D, 2026-11-29, 16 and 64 MiB): 4 lines 1.09-1.16x against none, 16 lines 1.06-1.10x;
- * this one with 8 lines within 5% of 4. */
-#define GCOMMI_TILE32_PF_AHEAD 4
 __attribute__((target("avx512f"))) static void tile32_unpack_nt(char *m, const char *p, int64_t s2,
                                                               int64_t inst, int64_t n2, int first)
 {
