@@ -321,6 +321,46 @@ static void copy_movsb(char *dst, const char *src, size_t n)
     __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
 
+/* Blocks that do not stream on Intel CPUs with AVX2, in operations of GCOMMI_VEC_ADST_MIN to
+ * GCOMMI_VEC_ADST_MAX bytes (in the L2):
+ * copy_vec's loop with its stores 32-byte aligned (the first 32 bytes by one unaligned move, then
+ * from dst's next aligned byte on with unaligned loads, the last 32 overlapping). Intel splits a
+ * store that crosses a line, and packed blocks start anywhere in a line (lower_tri's rows). In
+ * the L2, rep movsb per block, which copy_movsb's comment chose for these CPUs, leaves 10-15
+ * points of memcpy: bench_pack_cpu_ceiling on the Emerald Rapids host of the GPU machine (machine
+ * B, 2026-11-29) at 256 KiB, % of memcpy, pack / unpack: vector_bl256 gcomm 88 / 85 against 98 /
+ * 100 for the plain 32-byte loop; lower_tri 76 / 77 against 58 / 94 (its packed rows' stores
+ * cross lines). bench_pack_ab there, this loop against rep movsb, two runs: vector_bl256 at 64-512
+ * KiB 1.07-1.14x, lower_tri at 128-512 KiB 1.08-1.13x (64 KiB 0.99-1.00x: rows under 1 KiB,
+ * see GCOMMI_ADST_IDX_BLOCK_MIN); from 1 MiB, where the
+ * operation leaves the L2, 0.97-1.04x (rep movsb kept there); in the L1 it lost (vector_bl256 at
+ * 16 KiB 0.72-0.75x), hence GCOMMI_VEC_ADST_MIN. */
+__attribute__((target("avx2"))) static void copy_vec_adst(char *dst, const char *src, size_t n)
+{
+    if (n < 64) {
+        vec_bytes(dst, src, n);
+        return;
+    }
+    /* Written out: the same copy through vec_bytes from dst's aligned byte on (GCC then emits
+     * unaligned stores with indexed addresses, in the order 2, 1, 3, 4) ran at 0.55-0.68x of
+     * this loop on machine B (64-512 KiB, bench_pack_ab, 2026-11-29). */
+    move32_avx2(dst, src);
+    size_t i = 32 - ((uintptr_t)dst & 31); /* 1-32: dst + i is 32-byte aligned */
+    for (; i + 128 <= n; i += 128) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(src + i + 64));
+        const __m256i y = _mm256_loadu_si256((const __m256i *)(src + i + 96));
+        _mm256_store_si256((__m256i *)(dst + i), a);
+        _mm256_store_si256((__m256i *)(dst + i + 32), b);
+        _mm256_store_si256((__m256i *)(dst + i + 64), x);
+        _mm256_store_si256((__m256i *)(dst + i + 96), y);
+    }
+    for (; i + 32 <= n; i += 32)
+        _mm256_store_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
+    if (i < n) move32_avx2(dst + n - 32, src + n - 32);
+}
+
 /* Blocks that do not stream, when unpacking on Zen 5 (AVX-512): a block that starts a 64-byte
  * line of the typed buffer and is whole lines long moves with 64-byte loads and stores, any other
  * with rep movsb (copy_movsb). bench_pack_cpu on the Zen 5 VM, this choice against rep movsb for

@@ -45,6 +45,8 @@ typedef struct {
     int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
                              not multiples of 32 (its last move overlaps the one before) */
     int unroll_unpack;    /* unpacks of strided 4- to 32-byte runs unrolled (strided_SIZE) */
+    int adst_idx;         /* indexed nodes' blocks of GCOMMI_ADST_IDX_BLOCK_MIN bytes or more
+                             (not only from GCOMMI_MID_MIN) by mid, which is copy_vec_adst */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
                              its first line or, for the vectors strided_vec_walk takes, all of it
                              from its end down; rows by rows_vec: the first line of the row
@@ -76,6 +78,19 @@ typedef struct {
  * unrolled against rolled: 4- and 8-byte runs two apart 1.23-1.53x at 256 KiB-1 MiB, 0.94-1.42x
  * at 4 MiB, 0.95-0.98x at 16-64 MiB; three apart 0.98-1.38x at 1 MiB, 0.90-0.95x at 4 MiB. */
 #define GCOMMI_UNROLL_UNPACK_MAX ((size_t)2 << 20)
+/* Intel with AVX2: operations from GCOMMI_VEC_ADST_MIN to below GCOMMI_VEC_ADST_MAX bytes copy
+ * blocks that do not stream with copy_vec_adst, others with rep movsb (figures at
+ * copy_vec_adst): in the L1, rep movsb is faster (vector_bl256 at 16 KiB, 0.72-0.75x with
+ * copy_vec_adst), and from 1 MiB, out of the L2, they tie. */
+#define GCOMMI_VEC_ADST_MIN ((size_t)64 << 10)
+#define GCOMMI_VEC_ADST_MAX ((size_t)1 << 20)
+/* There the blocks of indexed nodes take copy_vec_adst from GCOMMI_ADST_IDX_BLOCK_MIN bytes, not
+ * from GCOMMI_MID_MIN (c->adst_idx): shorter ones call libc's memcpy, whose choice of path per
+ * call cost lower_tri's rows. bench_pack_ab on the Emerald Rapids host (machine B, 2026-11-29),
+ * against copy_vec_adst from 1 KiB only, lower_tri pack / unpack: from 256 bytes 1.12-1.23x at
+ * 32-64 KiB, 1.06-1.11x at 128-256 KiB, 1.03x at 512 KiB (1.15 / 0.99x at 16 KiB and 0.92-0.93x
+ * at 8 KiB, below GCOMMI_VEC_ADST_MIN); from 64 bytes 0.75-0.79x at 4-8 KiB. */
+#define GCOMMI_ADST_IDX_BLOCK_MIN 256
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -217,11 +232,13 @@ static inline int cpu_flags(void)
 
 /* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
  * packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on other AMD with
- * AVX-512 (Zen 5), rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of memcpy above
- * rep movsb (copy_vec's comment); on the Xeon VM rep movsb, which its glibc also takes from 2112
- * bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87 at 4 MiB) and
- * copy_vec left gcomm_pack at 0.89-0.94x MPI_Pack there. On the Zen 4 VM (machine D, 2026-11-28,
- * bench_pack_cpu, two alternating rounds) rep movsb is slow for blocks that do not start a line:
+ * AVX-512 (Zen 5), copy_vec_adst on Intel in operations of GCOMMI_VEC_ADST_MIN to
+ * GCOMMI_VEC_ADST_MAX bytes, rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of
+ * memcpy above rep movsb (copy_vec's comment); on the Xeon VM rep movsb, which its glibc also
+ * takes from 2112 bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87
+ * at 4 MiB) and copy_vec left gcomm_pack at 0.89-0.94x MPI_Pack there. On the Zen 4 VM (machine
+ * D, 2026-11-28, bench_pack_cpu, two alternating rounds) rep movsb is slow for blocks that do not
+ * start a line:
  * unpacking lower_tri at 1-4 MiB with copy_unpack_lines reached 76-79% of memcpy (1.01-1.05x
  * MPI_Unpack), with copy_vec 84-86% (1.08-1.18x); vector_bl256 (line-aligned blocks) the same
  * within noise. */
@@ -230,10 +247,12 @@ static void select_copies(ctx_t *c, size_t bytes)
     const int cpu = cpu_flags();
     const int avx2 = !!(cpu & GCOMMI_CPU_AVX2), avx512 = !!(cpu & GCOMMI_CPU_AVX512),
               amd = !!(cpu & GCOMMI_CPU_AMD), zen4 = !!(cpu & GCOMMI_CPU_ZEN4);
-    c->mid = !avx2                    ? copy_plain
-             : (c->pack && amd) || zen4 ? copy_vec
-             : avx512 && amd            ? copy_unpack_lines
-                                        : copy_movsb;
+    c->mid = !avx2                               ? copy_plain
+             : (c->pack && amd) || zen4            ? copy_vec
+             : avx512 && amd                       ? copy_unpack_lines
+             : !amd && bytes >= GCOMMI_VEC_ADST_MIN && bytes < GCOMMI_VEC_ADST_MAX
+                 ? copy_vec_adst
+                 : copy_movsb;
     c->streams = avx2 && bytes >= stream_min(c->pack);
     c->big = !c->streams ? c->mid
            : avx512 && c->pack ? (amd ? copy_stream_pack : copy_stream512)
@@ -302,6 +321,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy), and
      *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
      *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
+    c->adst_idx = c->mid == copy_vec_adst;
     c->pf_line = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
@@ -382,6 +402,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->tile_pf = 0;
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
+    c->adst_idx = 0;
     c->pf_line = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
