@@ -398,6 +398,10 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
             }
 #endif
 #if defined(__x86_64__)
+            if (c->adst_idx) {
+                c->packed = indexed_adst(p, m, displs, prefix, n->count, ch->size, c->pack);
+                return;
+            }
             if (c->gather_ilv) {
                 c->packed = gather_indexed(p, m, displs, prefix, n->count, ch->size,
                                            stream_min_block(c));
@@ -408,8 +412,7 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
                 size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
                 char *dst = c->pack ? p : m + displs[b];
                 const char *src = c->pack ? m + displs[b] : p;
-                copy_fn_t f = c->adst_idx && len >= GCOMMI_ADST_IDX_BLOCK_MIN ? c->mid
-                                                                               : copy_for(c, len);
+                copy_fn_t f = copy_for(c, len);
                 if (f == copy_plain) memcpy(dst, src, len);
                 else f(dst, src, len);
                 p += len;

@@ -332,10 +332,11 @@ static void copy_movsb(char *dst, const char *src, size_t n)
  * 100 for the plain 32-byte loop; lower_tri 76 / 77 against 58 / 94 (its packed rows' stores
  * cross lines). bench_pack_ab there, this loop against rep movsb, two runs: vector_bl256 at 64-512
  * KiB 1.07-1.14x, lower_tri at 128-512 KiB 1.08-1.13x (64 KiB 0.99-1.00x: rows under 1 KiB,
- * see GCOMMI_ADST_IDX_BLOCK_MIN); from 1 MiB, where the
- * operation leaves the L2, 0.97-1.04x (rep movsb kept there); in the L1 it lost (vector_bl256 at
- * 16 KiB 0.72-0.75x), hence GCOMMI_VEC_ADST_MIN. */
-__attribute__((target("avx2"))) static void copy_vec_adst(char *dst, const char *src, size_t n)
+ * see indexed_adst); from 1 MiB, where the operation leaves the L2, 0.97-1.04x (rep movsb kept
+ * there); in the L1 it lost (vector_bl256 at 16 KiB 0.72-0.75x), hence GCOMMI_VEC_ADST_MIN.
+ * copy_vec_adst is the same through a pointer (c->mid). */
+__attribute__((target("avx2"), always_inline)) static inline void
+vec_bytes_adst(char *dst, const char *src, size_t n)
 {
     if (n < 64) {
         vec_bytes(dst, src, n);
@@ -359,6 +360,42 @@ __attribute__((target("avx2"))) static void copy_vec_adst(char *dst, const char 
     for (; i + 32 <= n; i += 32)
         _mm256_store_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
     if (i < n) move32_avx2(dst + n - 32, src + n - 32);
+}
+__attribute__((target("avx2"))) static void copy_vec_adst(char *dst, const char *src, size_t n)
+{
+    vec_bytes_adst(dst, src, n);
+}
+
+/* The blocks of an indexed node whose blocks are contiguous, on Intel in operations of
+ * GCOMMI_VEC_ADST_MIN to GCOMMI_VEC_ADST_MAX bytes (c->adst_idx): blocks of
+ * GCOMMI_ADST_IDX_BLOCK_MIN bytes and more by copy_vec_adst's loop, shorter ones by copy_vec's
+ * (vec_bytes), both inlined. bench_pack_ab on machine B (2026-11-29), lower_tri, against
+ * copy_vec_adst through a pointer from that size and libc's memcpy below it: 1.13-1.14x at 64
+ * KiB, 1.08-1.09x at 128 KiB, 1.07-1.08x at 256 KiB, 1.04x at 512 KiB (1.04-1.12x with memcpy
+ * for the short blocks). Blocks from GCOMMI_ADST_IDX_BLOCK_MIN bytes, not from GCOMMI_MID_MIN as
+ * elsewhere: through copy_vec_adst's pointer, against libc's memcpy per block below 1 KiB,
+ * lower_tri pack / unpack measured from 256 bytes 1.12-1.23x at 32-64 KiB, 1.06-1.11x at 128-256
+ * KiB, 1.03x at 512 KiB, from 64 bytes 0.75-0.79x at 4-8 KiB. Returns the packed stream's next
+ * byte. */
+#define GCOMMI_ADST_IDX_BLOCK_MIN 256
+__attribute__((target("avx2"))) static char *indexed_adst(char *p, char *m, const int64_t *displs,
+                                                        const int64_t *prefix, int64_t count,
+                                                        int64_t elem, int pack)
+{
+    for (int64_t b = 0; b < count; b++) {
+        size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
+        char *t = m + displs[b];
+        if (len >= GCOMMI_ADST_IDX_BLOCK_MIN) {
+            if (pack) vec_bytes_adst(p, t, len);
+            else vec_bytes_adst(t, p, len);
+        } else if (pack) {
+            vec_bytes(p, t, len);
+        } else {
+            vec_bytes(t, p, len);
+        }
+        p += len;
+    }
+    return p;
 }
 
 /* Blocks that do not stream, when unpacking on Zen 5 (AVX-512): a block that starts a 64-byte

@@ -45,8 +45,8 @@ typedef struct {
     int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
                              not multiples of 32 (its last move overlaps the one before) */
     int unroll_unpack;    /* unpacks of strided 4- to 32-byte runs unrolled (strided_SIZE) */
-    int adst_idx;         /* indexed nodes' blocks of GCOMMI_ADST_IDX_BLOCK_MIN bytes or more
-                             (not only from GCOMMI_MID_MIN) by mid, which is copy_vec_adst */
+    int adst_idx;         /* indexed nodes' contiguous blocks by indexed_adst (Intel, with
+                             copy_vec_adst as mid) */
     int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
                              its first line or, for the vectors strided_vec_walk takes, all of it
                              from its end down; rows by rows_vec: the first line of the row
@@ -84,13 +84,6 @@ typedef struct {
  * copy_vec_adst), and from 1 MiB, out of the L2, they tie. */
 #define GCOMMI_VEC_ADST_MIN ((size_t)64 << 10)
 #define GCOMMI_VEC_ADST_MAX ((size_t)1 << 20)
-/* There the blocks of indexed nodes take copy_vec_adst from GCOMMI_ADST_IDX_BLOCK_MIN bytes, not
- * from GCOMMI_MID_MIN (c->adst_idx): shorter ones call libc's memcpy, whose choice of path per
- * call cost lower_tri's rows. bench_pack_ab on the Emerald Rapids host (machine B, 2026-11-29),
- * against copy_vec_adst from 1 KiB only, lower_tri pack / unpack: from 256 bytes 1.12-1.23x at
- * 32-64 KiB, 1.06-1.11x at 128-256 KiB, 1.03x at 512 KiB (1.15 / 0.99x at 16 KiB and 0.92-0.93x
- * at 8 KiB, below GCOMMI_VEC_ADST_MIN); from 64 bytes 0.75-0.79x at 4-8 KiB. */
-#define GCOMMI_ADST_IDX_BLOCK_MIN 256
 
 #if defined(__x86_64__)
 #include <cpuid.h>
