@@ -11,9 +11,10 @@
       "is replaced by the process id")                                                         \
     X(pack_stream_min, SIZE, "0",                                                             \
       "CPU pack and unpack operations of at least this many bytes write large blocks with "    \
-      "streaming stores (x86 with AVX2); 0 chooses 8M for unpacking and max(8M, L3 size of "   \
-      "CPU 0 from sysfs / 16) for packing; from this size a pack on AMD with AVX-512 also "    \
-      "moves 128-byte rows with 64-byte vectors")                                              \
+      "streaming stores (x86 with AVX2); 0 chooses, on Intel, half the L2 size of CPU 0 (from "  \
+      "sysfs); elsewhere 8M for unpacking and max(8M, L3 size of CPU 0 / 16) for packing; "    \
+      "from this size a pack on AMD with AVX-512 also moves 128-byte rows with 64-byte "       \
+      "vectors")                                                                               \
     X(pack_cpu, STRING, "auto",                                                               \
       "Whose loops the CPU datatype engine uses (x86): auto (those of the CPU it runs on), "    \
       "zen4, amd (other AMD), intel (other x86 with AVX2) or generic (no vector loops); one "   \

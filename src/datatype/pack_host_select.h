@@ -88,12 +88,13 @@ typedef struct {
 #if defined(__x86_64__)
 #include <cpuid.h>
 
-/* The size of the level-3 cache that CPU 0 uses, in bytes, as the kernel reports it (sysfs); else
- * glibc's sysconf; 0 when neither knows. sysfs first: on a Zen 5 VM (2026-11-26) sysfs and lscpu
- * read the 32 MiB L3 of the core's CCX while sysconf read 384 MiB (every CCX of the package), and
- * the threshold below taken from 384 MiB (24 MiB) left a 16 MiB pack unstreamed at 63% of memcpy
- * where streaming stores reach 110% (bench_pack_cpu_ceiling). Read once per process (l3_bytes). */
-static long l3_bytes_read(void)
+/* The size of the level-2 or level-3 cache that CPU 0 uses, in bytes, as the kernel reports it
+ * (sysfs; for level 2 its data or unified cache); else glibc's sysconf; 0 when neither knows.
+ * sysfs first: on a Zen 5 VM (2026-11-26) sysfs and lscpu read the 32 MiB L3 of the core's CCX
+ * while sysconf read 384 MiB (every CCX of the package), and the threshold below taken from 384
+ * MiB (24 MiB) left a 16 MiB pack unstreamed at 63% of memcpy where streaming stores reach 110%
+ * (bench_pack_cpu_ceiling). Read once per process (cache_bytes). */
+static long cache_bytes_read(int want)
 {
     for (int i = 0; i < 8; i++) {
         char path[96], buf[32];
@@ -104,7 +105,14 @@ static long l3_bytes_read(void)
         if (!f) break;
         if (fscanf(f, "%d", &level) != 1) level = 0;
         fclose(f);
-        if (level != 3) continue;
+        if (level != want) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        f = fopen(path, "r");
+        if (f && fgets(buf, sizeof buf, f) && strncmp(buf, "Instruction", 11) == 0) {
+            fclose(f);
+            continue;
+        }
+        if (f) fclose(f);
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
         f = fopen(path, "r");
         if (!f) break;
@@ -115,45 +123,25 @@ static long l3_bytes_read(void)
         fclose(f);
         break;
     }
-    long llc = 0;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    long bytes = 0;
+#if defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+    bytes = sysconf(want == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
 #endif
-    return llc > 0 ? llc : 0;
+    return bytes > 0 ? bytes : 0;
+}
+static long cache_bytes(int level) /* level 2 or 3 */
+{
+    static long cached[2] = {-1, -1}; /* L2, L3; -1 until first read */
+    long v = __atomic_load_n(&cached[level == 3], __ATOMIC_RELAXED);
+    if (v < 0) {
+        v = cache_bytes_read(level);
+        __atomic_store_n(&cached[level == 3], v, __ATOMIC_RELAXED);
+    }
+    return v;
 }
 static long l3_bytes(void)
 {
-    static long cached = -1; /* -1 until first read */
-    long v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = l3_bytes_read();
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-
-/* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else 8 MiB for an unpack
- * and max(8 MiB, level-3 cache / 16) for a pack. bench_pack_cpu_ceiling measured where
- * streaming starts to pay: from 16 MiB on an EPYC with a 32 MiB L3 (8 MiB, the floor, is the rule
- * there); on a Xeon VM whose L3 reads 480 MiB, streaming cost a pack of vector_bl256 6 points of
- * memcpy at 16 MiB, where the packed stream stays in that cache, and gained 20-35 at 64 MiB,
- * where even memcpy runs at DRAM speed (30 MiB, the rule there). An unpack scatters into a span
- * larger than the packed bytes, whose partly written lines streaming saves reading: at 16 MiB on
- * that Xeon it streamed to 91-93% of memcpy, and reached 80-87% without. */
-static size_t stream_min(int pack)
-{
-    static size_t cached[2]; /* unpack, pack; 0 until first asked */
-    size_t v = __atomic_load_n(&cached[pack != 0], __ATOMIC_RELAXED);
-    if (v) return v;
-    v = gcommi_config()->pack_stream_min;
-    if (v == 0 && !pack) v = GCOMMI_STREAM_MIN_FLOOR;
-    if (v == 0) {
-        const long llc = l3_bytes();
-        v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
-                                                                 : GCOMMI_STREAM_MIN_FLOOR;
-    }
-    __atomic_store_n(&cached[pack != 0], v, __ATOMIC_RELAXED);
-    return v;
+    return cache_bytes(3);
 }
 
 /* The CPU family as cpuid leaf 1 reports it (base family plus extended family): 0x19 for Zen 3
@@ -221,6 +209,50 @@ static inline int cpu_flags(void)
 {
     int v = __atomic_load_n(&cpu_flags_cached, __ATOMIC_RELAXED);
     return __builtin_expect(v != 0, 1) ? v : cpu_flags_read();
+}
+
+/* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else, on Intel with AVX2,
+ * half the core's L2 (an operation that big touches at least the L2's size in packed and typed
+ * lines; GCOMMI_STREAM_MIN_INTEL when sysfs and sysconf do not tell), for packs and unpacks
+ * alike; elsewhere 8 MiB for an unpack and max(8 MiB, level-3 cache / 16) for a pack.
+ * bench_pack_cpu_ceiling measured where streaming starts to pay: from 16 MiB on an EPYC with a
+ * 32 MiB L3 (8 MiB, the floor, is the rule there); on a Xeon VM whose L3 reads 480 MiB, streaming
+ * cost a pack of vector_bl256 6 points of memcpy at 16 MiB, where the packed stream stays in that
+ * cache, and gained 20-35 at 64 MiB, where even memcpy runs at DRAM speed (30 MiB, the rule
+ * there). An unpack scatters into a span larger than the packed bytes, whose partly written lines
+ * streaming saves reading: at 16 MiB on that Xeon it streamed to 91-93% of memcpy, and reached
+ * 80-87% without. With the 64-byte streaming stores of later sessions the Xeons stream from past
+ * their L2: there one core reads and writes the L3 at about the speed of memory (memcpy of 4 MiB
+ * at 12 GB/s on the Emerald Rapids host of machine B, 2 MiB L2, an L3 that reads 300 MiB, against
+ * 29 GB/s at 1 MiB), and streaming stores write faster. bench_pack_cpu there (2026-11-29), the rule
+ * before (18.75 MiB for a pack) against streaming from 1 MiB, x MPI_Pack / % of memcpy at 4 and 16
+ * MiB: vector_bl256 pack 1.00-1.03x / 83% -> 1.21-1.28x / 102-105%, unpack 0.99-1.37x / 85-112%
+ * -> 1.31-1.34x / 113%; lower_tri pack 1.00x / 91-94% -> 1.16-1.17x / 107-109%, unpack 1.00-1.03x
+ * -> 1.30x / 121-123%; vector_bl16 and subarray4d 0.96-1.19x -> 1.16-1.61x (and 1.71-2.96x ->
+ * 1.58-2.05x for the unpacks of 16 MiB that streamed already); at 1 MiB (half that L2) 0.98-1.24x
+ * -> 1.03-1.78x, where memcpy's 2 MiB stay in the L2 (lower_tri 48 / 55% -> 44 / 48% of memcpy,
+ * the others 31-56% -> 42-60%); streaming from 4 MiB instead, 4-16 MiB 1.10-1.64x. Machine C (a
+ * Xeon VM) had measured 103-104% of memcpy at 4-16 MiB with GCOMM_PACK_STREAM_MIN=1M. */
+#define GCOMMI_STREAM_MIN_INTEL ((size_t)1 << 20)
+static size_t stream_min(int pack)
+{
+    static size_t cached[2]; /* unpack, pack; 0 until first asked */
+    size_t v = __atomic_load_n(&cached[pack != 0], __ATOMIC_RELAXED);
+    if (v) return v;
+    v = gcommi_config()->pack_stream_min;
+    const int cpu = cpu_flags();
+    if (v == 0 && (cpu & GCOMMI_CPU_AVX2) && !(cpu & GCOMMI_CPU_AMD)) {
+        const long l2 = cache_bytes(2);
+        v = l2 > 0 ? (size_t)l2 / 2 : GCOMMI_STREAM_MIN_INTEL;
+    }
+    if (v == 0 && !pack) v = GCOMMI_STREAM_MIN_FLOOR;
+    if (v == 0) {
+        const long llc = l3_bytes();
+        v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
+                                                                 : GCOMMI_STREAM_MIN_FLOOR;
+    }
+    __atomic_store_n(&cached[pack != 0], v, __ATOMIC_RELAXED);
+    return v;
 }
 
 /* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
@@ -314,7 +346,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   its end down (strided_vec_walk: vector_bl256 at 1 MiB 86-91% -> 92-95% of memcpy), and
      *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
      *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
-    c->adst_idx = c->mid == copy_vec_adst;
+    c->adst_idx = c->mid == copy_vec_adst && !c->streams;
     c->pf_line = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
