@@ -263,10 +263,9 @@ static size_t stream_min(int pack)
  * takes from 2112 bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87
  * at 4 MiB) and copy_vec left gcomm_pack at 0.89-0.94x MPI_Pack there. On the Zen 4 VM (machine
  * D, 2026-11-28, bench_pack_cpu, two alternating rounds) rep movsb is slow for blocks that do not
- * start a line:
- * unpacking lower_tri at 1-4 MiB with copy_unpack_lines reached 76-79% of memcpy (1.01-1.05x
- * MPI_Unpack), with copy_vec 84-86% (1.08-1.18x); vector_bl256 (line-aligned blocks) the same
- * within noise. */
+ * start a line: unpacking lower_tri at 1-4 MiB with copy_unpack_lines reached 76-79% of memcpy
+ * (1.01-1.05x MPI_Unpack), with copy_vec 84-86% (1.08-1.18x); vector_bl256 (line-aligned blocks)
+ * the same within noise. */
 static void select_copies(ctx_t *c, size_t bytes)
 {
     const int cpu = cpu_flags();
