@@ -202,6 +202,13 @@ __attribute__((noinline, cold)) static int cpu_flags_read(void)
     if ((v & GCOMMI_CPU_AMD) && (v & GCOMMI_CPU_AVX512) && cpu_family() == 0x19)
         v |= GCOMMI_CPU_ZEN4;
     v = cpu_flags_chosen(v);
+    GCOMM_LOG_INFO("datatype", "CPU engine: %s loops (AVX2 %s, AVX-512 %s; GCOMM_PACK_CPU=%s)",
+                   (v & GCOMMI_CPU_ZEN4)  ? "zen4"
+                   : (v & GCOMMI_CPU_AMD) ? "amd"
+                   : (v & GCOMMI_CPU_AVX2) ? "intel"
+                                           : "generic",
+                   (v & GCOMMI_CPU_AVX2) ? "yes" : "no", (v & GCOMMI_CPU_AVX512) ? "yes" : "no",
+                   gcommi_config()->pack_cpu ? gcommi_config()->pack_cpu : "auto");
     __atomic_store_n(&cpu_flags_cached, v, __ATOMIC_RELAXED);
     return v;
 }
@@ -240,17 +247,27 @@ static size_t stream_min(int pack)
     size_t v = __atomic_load_n(&cached[pack != 0], __ATOMIC_RELAXED);
     if (v) return v;
     v = gcommi_config()->pack_stream_min;
+    const char *why = "GCOMM_PACK_STREAM_MIN";
     const int cpu = cpu_flags();
     if (v == 0 && (cpu & GCOMMI_CPU_AVX2) && !(cpu & GCOMMI_CPU_AMD)) {
         const long l2 = cache_bytes(2);
         v = l2 > 0 ? (size_t)l2 / 2 : GCOMMI_STREAM_MIN_INTEL;
+        why = l2 > 0 ? "Intel: half the L2" : "Intel: the L2's size unknown";
     }
-    if (v == 0 && !pack) v = GCOMMI_STREAM_MIN_FLOOR;
+    if (v == 0 && !pack) {
+        v = GCOMMI_STREAM_MIN_FLOOR;
+        why = "an unpack off Intel";
+    }
     if (v == 0) {
         const long llc = l3_bytes();
         v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
                                                                  : GCOMMI_STREAM_MIN_FLOOR;
+        why = "a pack off Intel: max(8 MiB, L3 / 16)";
     }
+    GCOMM_LOG_INFO("datatype",
+                   "CPU engine: %s operations of %zu bytes and more use streaming stores (%s; "
+                   "L2 %ld, L3 %ld bytes as read)",
+                   pack ? "pack" : "unpack", v, why, cache_bytes(2), l3_bytes());
     __atomic_store_n(&cached[pack != 0], v, __ATOMIC_RELAXED);
     return v;
 }
