@@ -50,7 +50,7 @@ static void check_vector(int count, int bl, long stride)
 
 /* Rows of growing length, as lower_tri's (an hindexed of bytes: row b holds first + b * step bytes
  * at b * stride): the indexed node's loop, where Intel CPUs copy rows from 256 bytes with aligned
- * stores in operations of 64 KiB to 1 MiB (copy_vec_adst), Zen 4 prefetches the row ahead, and
+ * stores in operations of 64 KiB to 1 MiB (indexed_adst), Zen 4 prefetches the row ahead, and
  * the packed rows start at every offset within a line. */
 static void check_rows(int count, int first, int step, long stride)
 {
