@@ -63,7 +63,7 @@ static int mpi_type(const bench_geom_t *g, MPI_Datatype *t)
         return MPI_Type_vector((int)g->n, (int)g->block, (int)g->stride, MPI_DOUBLE, t);
     case BENCH_SHAPE_LOWER_TRI: {
         int *len, *disp;
-        if (bench_lower_tri_blocks(g->n, &len, &disp) != 0)
+        if (bench_lower_tri_blocks(g->n, g->stride, &len, &disp) != 0)
             return MPI_ERR_NO_MEM;
         int rc = MPI_Type_indexed((int)g->n, len, disp, MPI_DOUBLE, t);
         free(len);

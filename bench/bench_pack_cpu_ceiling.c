@@ -48,10 +48,14 @@
  *                   stores (in the cache: more prefetch streams at once than one block gives)
  *   blk_avx2_desc   every block copied from its end down, ordinary stores
  *   blk_avx2_descpfl   blk_avx2_desc prefetching the last line of the block two ahead
+ *   blk_avx2_dir    each block upward or downward, whichever keeps its loads clear of the
+ *                   stores just made at the same address modulo 4 KiB (cp_avx2_dir)
  *   tbl_walk        blk_avx2_walk with each block's place and length read from tables (as
  *                   gcomm's indexed loop reads them) instead of computed
+ *   split_nt        packed lines that share cache sets with the shape's lines streamed (pack),
+ *                   every other block streamed (unpack): what the sets cost (cp_split_nt)
  * --huge-pages puts every buffer (memcpy's too) on transparent huge pages: what the loops lose to
- * the 4 KiB pages they touch.
+ * the 4 KiB pages they touch. --pad B moves the blocks B bytes further apart (gcomm's type too).
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
  * gcomm_unpack of the same type; --loops picks a subset (memcpy is always timed). After the timed
  * runs every loop's output is compared byte for byte with the reference (pack: the packed stream
@@ -102,10 +106,11 @@ typedef struct {
  * past the caches), each as a list of blocks. 0: built; 1: no geometry fits the size. */
 static const char *const shapes[] = {"vector_bl256", "lower_tri", "vector_bl16"};
 
-static int shape_geom(const char *name, size_t target, geom_t *g)
+static int shape_geom(const char *name, size_t target, size_t pad, geom_t *g)
 {
     const bench_shape_t *sh = bench_shape_find(name);
-    if (!sh || bench_shape_geom(sh, target, &g->shape) != 0)
+    if (!sh || bench_shape_geom(sh, target, &g->shape) != 0 ||
+        bench_shape_pad(&g->shape, pad / 8) != 0)
         return 1;
     const bench_geom_t *b = &g->shape;
     if (b->kind == BENCH_SHAPE_VECTOR) {
@@ -115,7 +120,7 @@ static int shape_geom(const char *name, size_t target, geom_t *g)
         g->inc = 0;
     } else if (b->kind == BENCH_SHAPE_LOWER_TRI) {
         g->nblocks = b->n;
-        g->stride = 8 * b->n;
+        g->stride = 8 * b->stride;
         g->len0 = 8;
         g->inc = 8;
     } else {
@@ -148,6 +153,8 @@ typedef struct {
     size_t pf_ahead;    /* prefetch distance of the _pf loops, packed bytes */
     int pf_hint;        /* locality of the reading prefetches: 0 nta, 1 t2, 2 t1, 3 t0 */
     size_t pf_next;     /* bytes of the next block the _pfn loops prefetch */
+    uint64_t crowded;   /* bit k: the typed side's blocks hold more of their lines at offsets
+                           [64 k, 64 k + 64) of a 4 KiB page than the average (split_nt) */
 } bufs_t;
 
 /* ---- the per-block copy kernels ------------------------------------------------------------ */
@@ -762,6 +769,24 @@ INLINE TGT_AVX2 void cp_avx2_desc(char *d, const char *s, size_t n)
  * block i the last line of block i + PFL_AHEAD (where its copy starts), so that the hardware's
  * descending stream, not one software prefetch per line, fetches the rest of it. */
 DEFINE_LOOPS(blk_avx2_desc, TGT_AVX2, cp_avx2_desc, NO_FENCE)
+
+/* blk_avx2_dir: each block copied upward, or from its end down when its destination lies less
+ * than DIR_WINDOW bytes above its source modulo 4 KiB. The cores compare a load with the stores
+ * still in flight by address bits 0-11 only; copied upward, a block whose destination is d bytes
+ * above its source (mod 4 KiB) issues loads that match stores made d bytes earlier in the copy
+ * and wait for them (4 KiB aliasing). lower_tri's rows start on 4 KiB multiples while their
+ * packed places move by 8 (i + 1) bytes, so rows land at every distance; vector_bl256's blocks
+ * are at 0 or 2 KiB. Copied downward, the matching stores would have to lie d bytes below. */
+#define DIR_WINDOW 2048
+INLINE TGT_AVX2 void cp_avx2_dir(char *d, const char *s, size_t n)
+{
+    size_t delta = (size_t)((uintptr_t)d - (uintptr_t)s) & 4095;
+    if (delta != 0 && delta < DIR_WINDOW)
+        cp_avx2_desc(d, s, n);
+    else
+        cp_avx2(d, s, n);
+}
+DEFINE_LOOPS(blk_avx2_dir, TGT_AVX2, cp_avx2_dir, NO_FENCE)
 #define PREFETCH_LAST_LINE_AHEAD(typed, i, rw)                                                \
     do {                                                                                    \
         if ((i) + PFL_AHEAD < g->nblocks)                                                   \
@@ -985,6 +1010,72 @@ INLINE TGT_AVX2 void ilv_copy(const geom_t *g, char *typed, char *packed, int pa
     }
 DEFINE_ILV_LOOPS(ilv2, 2)
 DEFINE_ILV_LOOPS(ilv4, 4)
+
+/* split_nt: what the L2's sets cost. A cache set is chosen by address bits 6 and up; bits 6-11
+ * are a line's place in its 4 KiB page, the same in virtual and physical addresses. vector_bl256's
+ * blocks (2 KiB at the start of every page) put all their lines in the sets of the page's first
+ * half, lower_tri's rows (from the start of every row) most of theirs in the first lines of a
+ * page; the packed stream spreads over every set. Where memcpy's source and destination fit the
+ * L2 together (1 MiB on a 2 MiB L2), the shape's lines and the packed lines meant for those sets
+ * do not. The pack writes the packed lines that fall in the crowded sets (b->crowded) with
+ * streaming stores, so that only the shape's lines compete there; the unpack writes every other
+ * block with streaming stores, which halves the typed lines kept in those sets. --pad moves the
+ * blocks off the 4 KiB multiples, which tests the premise: on the Emerald Rapids host of machine
+ * B (2026-11-29) no loop over vector_bl256 at 1 MiB came within 20 points of gapless with 64
+ * bytes of pad either, and this loop, the best there at 66-83% of memcpy, gains by streaming
+ * half the output, not by the sets it picks (docs/BENCHMARKS.md, session 39). */
+INLINE TGT_AVX2 void cp_split_nt(char *d, const char *s, size_t n, uint64_t crowded)
+{
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (n < head + 64) {
+        cp_avx2(d, s, n);
+        return;
+    }
+    cp_avx2(d, s, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        if ((crowded >> (((uintptr_t)(d + i) >> 6) & 63)) & 1) {
+            _mm256_stream_si256((__m256i *)(d + i), a);
+            _mm256_stream_si256((__m256i *)(d + i + 32), c);
+        } else {
+            _mm256_store_si256((__m256i *)(d + i), a);
+            _mm256_store_si256((__m256i *)(d + i + 32), c);
+        }
+    }
+    cp_avx2(d + i, s + i, n - i);
+}
+
+TGT_AVX2 static int op_split_nt_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    const char *typed = (const char *)b->src;
+    char *p = (char *)b->out;
+    size_t len = g->len0;
+    for (size_t i = 0; i < g->nblocks; i++, p += len, len += g->inc)
+        cp_split_nt(p, typed + i * g->stride, len, b->crowded);
+    _mm_sfence();
+    return 0;
+}
+
+TGT_AVX2 static int op_split_nt_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    const geom_t *g = b->g;
+    char *typed = (char *)b->dst;
+    const char *p = (const char *)b->out;
+    size_t len = g->len0;
+    for (size_t i = 0; i < g->nblocks; i++, p += len, len += g->inc) {
+        if (i & 1)
+            cp_avx2_nt(typed + i * g->stride, p, len);
+        else
+            cp_avx2(typed + i * g->stride, p, len);
+    }
+    _mm_sfence();
+    return 0;
+}
 #endif
 
 /* The ceiling: one memcpy of the packed byte count, in the operation's direction. */
@@ -1053,6 +1144,7 @@ static const variant_t variants[] = {
     {"paired", op_paired_pack, op_paired_unpack, "avx2", 1},
     {"blk_avx2_walk", op_blk_avx2_walk_pack, op_blk_avx2_walk_unpack, "avx2", 0},
     {"blk_avx2_desc", op_blk_avx2_desc_pack, op_blk_avx2_desc_unpack, "avx2", 0},
+    {"blk_avx2_dir", op_blk_avx2_dir_pack, op_blk_avx2_dir_unpack, "avx2", 0},
     {"blk_avx2_descpfl", op_blk_avx2_descpfl_pack, op_blk_avx2_descpfl_unpack, "avx2", 0},
     {"tbl_walk", op_tbl_walk_pack, op_tbl_walk_unpack, "avx2", 0},
     {"paired_pfl", op_paired_pfl_pack, op_paired_pfl_unpack, "avx2", 1},
@@ -1061,6 +1153,7 @@ static const variant_t variants[] = {
     {"rd_ilv8", op_rd_ilv8_pack, op_rd_ilv8_unpack, "avx2", 1},
     {"ilv2", op_ilv2_pack, op_ilv2_unpack, "avx2", 0},
     {"ilv4", op_ilv4_pack, op_ilv4_unpack, "avx2", 0},
+    {"split_nt", op_split_nt_pack, op_split_nt_unpack, "avx2", 0},
 #endif
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
@@ -1179,6 +1272,9 @@ static void usage(FILE *f)
             "                   <= 50 ms; default 10)\n"
             "  --huge-pages     every buffer on transparent huge pages (madvise), memcpy's too:\n"
             "                   what the loops lose to 4 KiB pages\n"
+            "  --pad B          blocks (vector) or rows (lower_tri) B more bytes apart than the\n"
+            "                   shape has them, B a multiple of 8 (default 0): off the 4 KiB\n"
+            "                   multiples, their lines spread over every set of a cache\n"
             "  --quick          smoke run: up to 1M, 0.02 s per measurement\n"
             "loops:");
     for (int v = 0; v < NVARIANTS; v++)
@@ -1219,13 +1315,31 @@ typedef struct {
     int pf_hint;
     size_t pf_next;
     const char *loops; /* names of the loops to time besides memcpy; NULL: all */
+    size_t pad;        /* bytes added to the stride of the blocks (--pad) */
 } settings_t;
+
+/* The groups of 64-byte lines, by place in a 4 KiB page, that hold more than their share of the
+ * lines the blocks of g at typed touch (bufs_t.crowded). */
+static uint64_t crowded_lines(const geom_t *g, const unsigned char *typed)
+{
+    size_t count[64] = {0}, total = 0, len = g->len0;
+    for (size_t i = 0; i < g->nblocks; i++, len += g->inc) {
+        uintptr_t a = (uintptr_t)typed + i * g->stride, e = a + len;
+        for (uintptr_t l = a & ~(uintptr_t)63; l < e; l += 64, total++)
+            count[(l >> 6) & 63]++;
+    }
+    uint64_t mask = 0;
+    for (int k = 0; k < 64; k++)
+        if (count[k] * 64 > total)
+            mask |= (uint64_t)1 << k;
+    return mask;
+}
 
 static int run_one(const char *name, size_t target, const settings_t *set, int run, FILE *csv,
                    FILE *tab, row_t *rows, int *nrows)
 {
     geom_t g;
-    if (shape_geom(name, target, &g) != 0)
+    if (shape_geom(name, target, set->pad, &g) != 0)
         return -2;
     bufs_t b = {.g = &g, .type = GCOMM_DATATYPE_NULL, .pf_ahead = set->pf_ahead,
                 .pf_hint = set->pf_hint, .pf_next = set->pf_next};
@@ -1248,6 +1362,7 @@ static int run_one(const char *name, size_t target, const settings_t *set, int r
     memset(b.dst, SENTINEL, g.span + GUARD);
     memset(b.out, SENTINEL, g.packed + GUARD);
     reference_pack(&g, b.src, b.ref);
+    b.crowded = crowded_lines(&g, b.src);
     if (bench_huge_pages())
         fprintf(tab, "# %s %zu: the process holds %zu MiB on huge pages\n", name, g.packed,
                 bench_huge_page_bytes() >> 20);
@@ -1377,6 +1492,9 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(a, "--huge-pages") == 0) {
             bench_set_huge_pages(1);
+        } else if (strcmp(a, "--pad") == 0 && v && bench_parse_size(v, &set.pad) == 0 &&
+                   set.pad % 8 == 0) {
+            i++;
         } else if (strcmp(a, "--repeat") == 0 && v && atoi(v) >= 1) {
             repeat = atoi(v);
             i++;
@@ -1433,10 +1551,11 @@ int main(int argc, char **argv)
     bench_print_environment(tab, argc, argv);
     fprintf(tab, "# median of >= %d samples and >= %.2f s per loop, >= %d untimed calls before each;"
                  " memcpy in GB/s (packed bytes), every other column in %% of memcpy (median of the"
-                 " per-round ratios); prefetch %zu bytes ahead, hint %s; %s pages\n",
+                 " per-round ratios); prefetch %zu bytes ahead, hint %s; %s pages; blocks %zu bytes"
+                 " further apart than the shape's\n",
             opts.min_runs, opts.min_time_s, opts.warm_calls, set.pf_ahead,
             (const char *[]){"nta", "t2", "t1", "t0"}[set.pf_hint],
-            bench_huge_pages() ? "2 MiB (transparent huge)" : "4 KiB");
+            bench_huge_pages() ? "2 MiB (transparent huge)" : "4 KiB", set.pad);
 
     int nsizes = 0;
     for (size_t t = min_bytes; t <= max_bytes; t *= 4)

@@ -49,6 +49,7 @@ static int geom_lower_tri(size_t target, bench_geom_t *g)
     if (n > BENCH_SIDE_MAX)
         return 1;
     g->n = n;
+    g->stride = n; /* the row pitch */
     g->incount = 1;
     g->packed = 8 * n * (n + 1) / 2;
     g->span = 8 * n * n;
@@ -143,7 +144,24 @@ int bench_shape_rows(size_t row, size_t stride, size_t target, bench_geom_t *g)
     return 0;
 }
 
-int bench_lower_tri_blocks(size_t n, int **len, int **disp)
+int bench_shape_pad(bench_geom_t *g, size_t pad)
+{
+    if (pad == 0)
+        return 0;
+    if (g->kind != BENCH_SHAPE_VECTOR && g->kind != BENCH_SHAPE_LOWER_TRI)
+        return 1;
+    size_t stride = g->stride + pad;
+    size_t last = g->kind == BENCH_SHAPE_VECTOR ? g->block : g->n; /* doubles of the last row */
+    if (stride > INT_MAX || (g->n - 1) * stride + last > INT_MAX) /* int displacements */
+        return 1;
+    g->stride = stride;
+    g->span = 8 * ((g->n - 1) * stride + last);
+    size_t at = strlen(g->desc);
+    snprintf(g->desc + at, sizeof g->desc - at, " pitch+%zu", pad);
+    return 0;
+}
+
+int bench_lower_tri_blocks(size_t n, size_t pitch, int **len, int **disp)
 {
     *len = malloc(n * sizeof **len);
     *disp = malloc(n * sizeof **disp);
@@ -155,7 +173,7 @@ int bench_lower_tri_blocks(size_t n, int **len, int **disp)
     }
     for (size_t i = 0; i < n; i++) {
         (*len)[i] = (int)(i + 1);
-        (*disp)[i] = (int)(i * n);
+        (*disp)[i] = (int)(i * pitch);
     }
     return 0;
 }
@@ -172,7 +190,7 @@ int bench_shape_type(const bench_type_api_t *api, const bench_geom_t *g, gcomm_d
         return api->hvector((int)g->n, (int)g->block, (ptrdiff_t)g->stride, api->byte, t);
     case BENCH_SHAPE_LOWER_TRI: {
         int *len, *disp;
-        if (bench_lower_tri_blocks(g->n, &len, &disp) != 0)
+        if (bench_lower_tri_blocks(g->n, g->stride, &len, &disp) != 0)
             return GCOMM_ERR_NOMEM;
         int rc = api->indexed((int)g->n, len, disp, api->dbl, t);
         free(len);

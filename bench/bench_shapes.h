@@ -43,7 +43,8 @@ typedef struct {
     bench_shape_kind_t kind;
     size_t n;      /* vector, rows: blocks; lower_tri, transpose: the matrix side; struct: elements */
     size_t block;  /* vector: doubles per block; rows: bytes per row */
-    size_t stride; /* vector: doubles between blocks; rows: bytes between rows */
+    size_t stride; /* vector: doubles between blocks; lower_tri: between rows (N unless padded);
+                      rows: bytes between rows */
     int sizes[4], subsizes[4], starts[4]; /* subarray4d, C order */
     size_t incount; /* count of the type in one pack */
     size_t packed;  /* packed bytes of incount x type */
@@ -88,9 +89,14 @@ typedef struct {
  * (GCOMM_ERR_NOMEM when the arrays of lower_tri cannot be allocated). */
 int bench_shape_type(const bench_type_api_t *api, const bench_geom_t *g, gcomm_datatype *t);
 
-/* lower_tri's block lengths (i + 1) and displacements (i N), in elements; free() both. 0, or -1
- * when out of memory. */
-int bench_lower_tri_blocks(size_t n, int **len, int **disp);
+/* lower_tri's block lengths (i + 1) and displacements (i pitch), in elements; free() both. 0, or
+ * -1 when out of memory. */
+int bench_lower_tri_blocks(size_t n, size_t pitch, int **len, int **disp);
+/* Moves the blocks of a vector or the rows of lower_tri `pad` doubles further apart than the shape
+ * has them (bench_pack_cpu_ceiling --pad: a stride that is not a multiple of 4 KiB spreads the
+ * blocks' lines over every set of a cache). 0: done (nothing for pad 0); 1: another shape, or a
+ * displacement past an int. */
+int bench_shape_pad(bench_geom_t *g, size_t pad);
 
 /* The constructors of the library this program links (static inline: programs that load gcomm
  * instead never call it, and then never reference gcomm's symbols). */
