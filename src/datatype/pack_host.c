@@ -313,9 +313,8 @@ static void transpose_tiles(ctx_t *c, char *mem, int64_t s1, int64_t count, int6
     /* streaming stores only for naturally aligned elements */
     const int nt = c->tile_nt && (sz == 8 || sz == 4) &&
                    (((uintptr_t)mem | (uint64_t)s1 | (uint64_t)s2) & (uint64_t)(sz - 1)) == 0;
-    /* unpacks that stream keep the loop below: there the fixed loop unpacked 10-18% slower
-     * (GCC 12, 12-20 MiB, four runs; at 256 KiB-4 MiB it unpacked 1.40-1.70x faster) */
-    const tile_fn_t fixed = nt || s1 != sz || (!c->pack && c->streams) ? NULL : tile_fixed(T, sz);
+    /* c->tile_fixed_ok: select_copies (on AMD, unpacks that stream keep the loop below) */
+    const tile_fn_t fixed = nt || s1 != sz || !c->tile_fixed_ok ? NULL : tile_fixed(T, sz);
 #ifdef GCOMMI_HAVE_TILE8
     if (c->tile8 && sz == 8 && s1 == 8 && transpose8(c, mem, count, n2, s2)) return;
 #endif

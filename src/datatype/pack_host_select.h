@@ -34,6 +34,7 @@ typedef struct {
     int tile8;     /* transpose_tiles of 8-byte elements: 8 x 8 blocks in registers (transpose8) */
     int tile32_nt; /* transpose8 unpacking: strips of 32 columns in whole lines, streamed */
     int tile_aliased; /* tile rows when the packed streams are 4 KiB multiples apart; 0: tile */
+    int tile_fixed_ok; /* transpose_tiles may take the fixed loops of whole tiles (tile_fixed) */
     int64_t tile_pf;  /* transpose_tiles: prefetch the tile's row this many rows ahead; 0: none */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32 (others with
                              rows_odd): rows_vec(); 0: never */
@@ -363,6 +364,12 @@ static void select_copies(ctx_t *c, size_t bytes)
      *   rows of up to 128 bytes (rows_vec) prefetch the row GCOMMI_ROWS_PF_AHEAD ahead (vector_bl16
      *   at 1-4 MiB 0.96-1.09x -> 1.09-1.25x MPI_Pack). */
     c->adst_idx = c->mid == copy_vec_adst && !c->streams;
+    /* Transposes (transpose_tiles): on AMD, unpacks that stream keep the general loop, where the
+     * fixed loop unpacked 10-18% slower (GCC 12, 12-20 MiB, four runs). On Intel the fixed loop
+     * always: once unpacks streamed from half the L2 there, the transpose's unpack on machine B
+     * fell to 1.72x MPI_Pack at 64 MiB; bench_pack_ab there (2026-11-29), fixed against general
+     * for unpacks that stream: 1 MiB 1.72x, 4 and 16 MiB 1.03x, 64 MiB 1.21x, 256 MiB 1.32x. */
+    c->tile_fixed_ok = c->pack || !c->streams || !amd;
     c->pf_line = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
@@ -440,6 +447,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->tile8 = 0;
     c->tile32_nt = 0;
     c->tile_aliased = 0;
+    c->tile_fixed_ok = 1;
     c->tile_pf = 0;
     c->rows_vec_max = 0;
     c->rows_zmm = 0;
