@@ -515,17 +515,6 @@ __attribute__((target("avx512f"))) static void copy_stream512(char *dst, const c
     copy_vec(dst + i, src + i, n - i);
 }
 
-/* Unpacking on the Xeon while the typed side may stay in the cache (below stream_min(1)): rows
- * of 4 KiB and more by rep movsb, whose fast-string stores write whole lines without reading
- * them (lower_tri, 16 MiB: 97% of memcpy against 93% streamed, 1.00x MPI_Unpack against 0.96x),
- * shorter blocks by 64-byte streaming stores (vector_bl256's 2 KiB blocks: 95% against 74%).
- * Larger unpacks stream every block (lower_tri at 64 MiB: 1.4-1.7x MPI_Unpack against 1.0x). */
-static void copy_stream_unpack_long_movsb(char *dst, const char *src, size_t n)
-{
-    if (n >= 4096) copy_movsb(dst, src, n);
-    else copy_stream512(dst, src, n);
-}
-
 /* Packing with streaming stores on AMD: 64-byte registers where source and destination are
  * aligned alike modulo 64, else 32-byte ones (copy_stream512's comment). On the Xeon VM
  * (machine C, 2026-11-28, bench_pack_cpu_ceiling, three runs) 64-byte loads straddling lines cost

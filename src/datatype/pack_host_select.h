@@ -296,10 +296,14 @@ static void select_copies(ctx_t *c, size_t bytes)
                  ? copy_vec_adst
                  : copy_movsb;
     c->streams = avx2 && bytes >= stream_min(c->pack);
+    /* Unpacks on the Xeons once kept rows of 4 KiB and more on rep movsb below the pack's
+     * streaming size, which lay higher (lower_tri at 16 MiB on machine C: 97% of memcpy against
+     * 93% streamed); now that packs and unpacks stream from the same size there, and streaming
+     * measured better on machine B (lower_tri unpack at 4-16 MiB 121-123% of memcpy), that case
+     * is gone, and so is its loop. */
     c->big = !c->streams ? c->mid
            : avx512 && c->pack ? (amd ? copy_stream_pack : copy_stream512)
-           : avx512 && !amd ? (bytes < stream_min(1) ? copy_stream_unpack_long_movsb
-                                                     : copy_stream512) /* unpack, Xeon */
+           : avx512 && !amd ? copy_stream512 /* unpack, Xeon */
            : copy_stream;
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
     c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
