@@ -157,7 +157,7 @@ int bench_shape_pad(bench_geom_t *g, size_t pad)
     g->stride = stride;
     g->span = 8 * ((g->n - 1) * stride + last);
     size_t at = strlen(g->desc);
-    snprintf(g->desc + at, sizeof g->desc - at, " pitch+%zu", pad);
+    snprintf(g->desc + at, sizeof g->desc - at, " pitch+%zu doubles", pad);
     return 0;
 }
 
