@@ -722,14 +722,21 @@ vec_bytes_pf_down(char *dst, const char *src, size_t n, const char *pa, size_t p
     while (q > pa) prefetch_down(&q, pa, pack);
 }
 
-/* The blocks of a vector, the first line of the block GCOMMI_PF_LINE_AHEAD ahead prefetched. */
+/* The blocks of a vector, the first line of the block GCOMMI_PF_LINE_AHEAD ahead prefetched. A pack
+ * stores blocks of 256 bytes and more 32-byte aligned (vec_bytes_adst): packed blocks whose length
+ * is not a multiple of 32 start anywhere in a line, and Zen 4 too pays for stores that cross one.
+ * bench_pack_ab on machine D (2026-11-29), against vec_bytes' unaligned stores, hvectors of rows R
+ * bytes S apart (--rows R:S), packs: 1032:2064 1.07x at 256 KiB, 1.06-1.07x at 1-2 MiB; 1096:4096
+ * 1.05-1.07x; 1080:5000 1.04x; at 4-8 MiB, past the L2, 0.96-1.01x (ties within the rounds'
+ * quartiles); unpacks unchanged. */
 __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
                                                           int64_t stride, int64_t count, int pack)
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
         if (b + GCOMMI_PF_LINE_AHEAD < count)
             prefetch_line(mem + GCOMMI_PF_LINE_AHEAD * stride, pack);
-        if (pack) vec_bytes(p, mem, (size_t)size);
+        if (pack && size >= 256) vec_bytes_adst(p, mem, (size_t)size);
+        else if (pack) vec_bytes(p, mem, (size_t)size);
         else vec_bytes(mem, p, (size_t)size);
     }
 }
@@ -792,7 +799,11 @@ __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem,
  * bench_pack_cpu_ceiling on the Zen 4 VM, three runs of each, gcomm against blk_avx2_pfl (the
  * same loop written for the shape) in the same runs, lower_tri (rows of 8 bytes to 8 KiB), points
  * of memcpy under that loop: 1 MiB pack 0.6-2.5 -> 0.4-0.8, unpack 1.3-4.9 -> 0.3-1.1, 4 MiB pack
- * 1.3-3.5 -> 0.3-2.1, unpack 1.5-2.3 -> 0.4-1.6. Returns the packed stream's next byte. */
+ * 1.3-3.5 -> 0.3-2.1, unpack 1.5-2.3 -> 0.4-1.6. A pack stores rows of 256 bytes and more 32-byte
+ * aligned, as strided_vec_pf does (lower_tri's packed rows start at every multiple of 8 bytes):
+ * bench_pack_ab on machine D (2026-11-29), lower_tri pack 1.04-1.05x at 256-512 KiB, 1.02-1.04x at
+ * 1 MiB (85 -> 89% of memcpy in bench_pack_cpu), 1.02x at 2 MiB, 0.99-1.00x at 4-8 MiB; from 64
+ * bytes instead of 256, 0.98-1.02x against it. Returns the packed stream's next byte. */
 __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, const int64_t *displs,
                                                           const int64_t *prefix, int64_t count,
                                                           int64_t elem, int pack)
@@ -802,7 +813,8 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
         char *t = m + displs[b];
         if (b + GCOMMI_PF_LINE_AHEAD < count)
             prefetch_line(m + displs[b + GCOMMI_PF_LINE_AHEAD], pack);
-        if (pack) vec_bytes(p, t, len);
+        if (pack && len >= 256) vec_bytes_adst(p, t, len);
+        else if (pack) vec_bytes(p, t, len);
         else vec_bytes(t, p, len);
         p += len;
     }
