@@ -7,6 +7,7 @@
 #ifndef GCOMM_DATATYPE_PACK_HOST_SELECT_H
 #define GCOMM_DATATYPE_PACK_HOST_SELECT_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -273,7 +274,43 @@ static size_t stream_min(int pack)
     return v;
 }
 
-/* Sets the copies of an operation of `bytes` bytes in c. Blocks that do not stream: copy_vec when
+/* What select_copies reads of the machine, read once per process: the CPU family's flags, the
+ * streaming thresholds of packs and unpacks and the L3's size. select_copies runs on every
+ * operation; asking cpu_flags, stream_min and l3_bytes for these, each an out-of-line call and
+ * an atomic load, up to seven times per operation, took 4% of a 1 KiB pack's samples (perf,
+ * machine D, 2026-11-30). The mutex makes the first readers wait for one complete profile
+ * (ThreadSanitizer models it); after that one acquiring load. */
+typedef struct {
+    int cpu;              /* cpu_flags() */
+    size_t stream_min[2]; /* stream_min(0), stream_min(1): unpack, pack */
+    long l3;              /* l3_bytes() */
+} cpu_profile_t;
+static cpu_profile_t cpu_profile_data;
+static int cpu_profile_ready;
+static pthread_mutex_t cpu_profile_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((noinline, cold)) static const cpu_profile_t *cpu_profile_read(void)
+{
+    pthread_mutex_lock(&cpu_profile_lock);
+    if (!__atomic_load_n(&cpu_profile_ready, __ATOMIC_ACQUIRE)) {
+        cpu_profile_data.cpu = cpu_flags();
+        cpu_profile_data.stream_min[0] = stream_min(0);
+        cpu_profile_data.stream_min[1] = stream_min(1);
+        cpu_profile_data.l3 = l3_bytes();
+        __atomic_store_n(&cpu_profile_ready, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&cpu_profile_lock);
+    return &cpu_profile_data;
+}
+static inline const cpu_profile_t *cpu_profile(void)
+{
+    return __builtin_expect(__atomic_load_n(&cpu_profile_ready, __ATOMIC_ACQUIRE), 1)
+               ? &cpu_profile_data
+               : cpu_profile_read();
+}
+
+/* Sets the copies of an operation of `bytes` bytes in c: every field of c but nodes, aux, packed
+ * and pack, which gcommi_host_copy sets (it does not zero c first). Blocks that do not stream: copy_vec when
  * packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on other AMD with
  * AVX-512 (Zen 5), copy_vec_adst on Intel in operations of GCOMMI_VEC_ADST_MIN to
  * GCOMMI_VEC_ADST_MAX bytes, rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of
@@ -286,7 +323,8 @@ static size_t stream_min(int pack)
  * the same within noise. */
 static void select_copies(ctx_t *c, size_t bytes)
 {
-    const int cpu = cpu_flags();
+    const cpu_profile_t *pr = cpu_profile();
+    const int cpu = pr->cpu;
     const int avx2 = !!(cpu & GCOMMI_CPU_AVX2), avx512 = !!(cpu & GCOMMI_CPU_AVX512),
               amd = !!(cpu & GCOMMI_CPU_AMD), zen4 = !!(cpu & GCOMMI_CPU_ZEN4);
     c->mid = !avx2                               ? copy_plain
@@ -295,7 +333,7 @@ static void select_copies(ctx_t *c, size_t bytes)
              : !amd && bytes >= GCOMMI_VEC_ADST_MIN && bytes < GCOMMI_VEC_ADST_MAX
                  ? copy_vec_adst
                  : copy_movsb;
-    c->streams = avx2 && bytes >= stream_min(c->pack);
+    c->streams = avx2 && bytes >= pr->stream_min[c->pack != 0];
     /* Unpacks on the Xeons once kept rows of 4 KiB and more on rep movsb below the pack's
      * streaming size, which lay higher (lower_tri at 16 MiB on machine C: 97% of memcpy against
      * 93% streamed); now that packs and unpacks stream from the same size there, and streaming
@@ -307,7 +345,7 @@ static void select_copies(ctx_t *c, size_t bytes)
            : copy_stream;
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
     c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
-    c->rows_zmm = avx512 && amd && c->pack && bytes >= stream_min(1);
+    c->rows_zmm = avx512 && amd && c->pack && bytes >= pr->stream_min[1];
     /* Zen 4 executes a 64-byte move as two 32-byte halves and walks pages differently from Zen 5.
      * bench_pack_cpu on the Zen 4 VM (machine D, 2026-11-28, alternating rounds, x MPI_Pack):
      * - packs from stream_min(1): 128-byte rows by rows_vec instead of rows_zmm128 (vector_bl16
@@ -386,13 +424,13 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->gather_ilv = c->streams && c->pack;
     if (zen4) {
         c->pf_line = !c->streams;
-        if (c->pack && bytes >= stream_min(1)) c->rows_zmm = 0;
-        if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= stream_min(1)))
+        if (c->pack && bytes >= pr->stream_min[1]) c->rows_zmm = 0;
+        if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= pr->stream_min[1]))
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
         c->rows_odd = !c->streams && bytes >= GCOMMI_ROWS_WIDE_MIN;
         c->small_over = 1;
         if (c->pack ? bytes < GCOMMI_TILE_WIDE_MIN
-                    : c->streams && l3_bytes() > 0 && bytes <= (size_t)l3_bytes() / 2)
+                    : c->streams && pr->l3 > 0 && bytes <= (size_t)pr->l3 / 2)
             c->tile_pf = GCOMMI_TILE_PF_AHEAD;
         /* Unpacks take the wide tiles and their streaming stores from half the L3, where the
          * matrix and the packed stream no longer fit in it together (at most from
@@ -401,7 +439,7 @@ static void select_copies(ctx_t *c, size_t bytes)
          * 1.05-1.23x, 20 MiB 1.21-1.68x, 24 MiB 1.57-1.70x, 28 MiB 1.63-1.85x; from 8 or 12 MiB
          * instead, 8-15 MiB measured 0.48-1.16x, mostly lost, where the unpack can still run from
          * the L3. Packs keep 32 MiB: from 12 MiB their wide tiles lost 12-30% at 20-28 MiB. */
-        const long l3 = l3_bytes();
+        const long l3 = pr->l3;
         const size_t wide_unpack = l3 > 0 && (size_t)l3 / 2 < GCOMMI_TILE_WIDE_MIN
                                        ? (size_t)l3 / 2
                                        : GCOMMI_TILE_WIDE_MIN;
