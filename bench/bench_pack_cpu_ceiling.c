@@ -44,6 +44,9 @@
  *                   prefetched, whole lines streamed (what gcomm does past the caches)
  *   rd_ilv8         bound: the read half alone in that order (rd_only reads block by block
  *                   and bounds only loops that copy one block after the other)
+ *   ilv8_nt_desc, rd_ilv8_desc   ilv8_nt and rd_ilv8 with each group's lines taken from the
+ *                   blocks' last down (past the caches, what a forward stream's prefetch past
+ *                   each block's end costs); the unpack is blk_avx2_nt_desc's
  *   ilv2, ilv4      the blocks two or four at a time, 128 bytes of each in turn, ordinary
  *                   stores (in the cache: more prefetch streams at once than one block gives)
  *   blk_avx2_desc   every block copied from its end down, ordinary stores
@@ -897,26 +900,30 @@ INLINE void ilv_group(const geom_t *g, const char *t, int strided, size_t i, siz
         q->next[q->nnext++] = t + (strided ? k * g->stride : at);
 }
 
-TGT_AVX2 static int op_ilv8_nt_pack(void *arg)
+/* ilv8_nt (desc 0) and ilv8_nt_desc (desc 1): within a group the lines go from the blocks' first
+ * up, or from their last down (a descending stream's hardware prefetch stops at the block's start,
+ * here a page boundary, instead of running on into the gap after the block). */
+INLINE TGT_AVX2 int ilv8_nt_pack(const bufs_t *b, int desc)
 {
-    const bufs_t *b = arg;
     const geom_t *g = b->g;
     char *p = (char *)b->out;
     size_t len = g->len0, at = 0;
     ilv_group_t q;
     for (size_t i = 0; i < g->nblocks; i += q.w) {
         ilv_group(g, (const char *)b->src, 1, i, at, len, &q);
-        size_t head[ILV_WAYS], lines[ILV_WAYS];
+        size_t head[ILV_WAYS], lines[ILV_WAYS], most = 0;
         for (size_t k = 0; k < q.w; k++) {
             char *d = p + q.at[k];
             head[k] = (size_t)(-(uintptr_t)d & 63);
             lines[k] = q.n[k] >= head[k] + 64 ? (q.n[k] - head[k]) / 64 : 0;
             if (!lines[k]) head[k] = q.n[k];
+            if (lines[k] > most) most = lines[k];
             const size_t body = head[k] + 64 * lines[k];
             cp_avx2(d, q.s[k], head[k]);
             cp_avx2(d + body, q.s[k] + body, q.n[k] - body);
         }
-        for (size_t o = 0; o < q.most; o += 64) {
+        for (size_t l = 0; l < most; l++) {
+            const size_t o = 64 * (desc ? most - 1 - l : l);
             for (size_t k = 0; k < q.nnext; k++) __builtin_prefetch(q.next[k] + o, 0, 3);
             for (size_t k = 0; k < q.w; k++)
                 if (o < 64 * lines[k]) {
@@ -934,16 +941,21 @@ TGT_AVX2 static int op_ilv8_nt_pack(void *arg)
     _mm_sfence();
     return 0;
 }
+TGT_AVX2 static int op_ilv8_nt_pack(void *arg) { return ilv8_nt_pack(arg, 0); }
+TGT_AVX2 static int op_ilv8_nt_desc_pack(void *arg) { return ilv8_nt_pack(arg, 1); }
+#define op_ilv8_nt_desc_unpack op_blk_avx2_nt_desc_unpack
 #define op_ilv8_nt_unpack op_blk_avx2_nt_unpack
 
-INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided)
+INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided, int desc)
 {
     size_t len = g->len0, at = 0;
     __m256i acc = _mm256_setzero_si256();
     ilv_group_t q;
     for (size_t i = 0; i < g->nblocks; i += q.w) {
         ilv_group(g, t, strided, i, at, len, &q);
-        for (size_t o = 0; o < q.most; o += 64) {
+        const size_t nl = (q.most + 63) / 64;
+        for (size_t l = 0; l < nl; l++) {
+            const size_t o = 64 * (desc ? nl - 1 - l : l);
             for (size_t k = 0; k < q.nnext; k++) __builtin_prefetch(q.next[k] + o, 0, 3);
             for (size_t k = 0; k < q.w; k++)
                 if (o < q.n[k]) acc = rd_block(q.s[k] + o, q.n[k] - o < 64 ? q.n[k] - o : 64, acc);
@@ -957,12 +969,22 @@ INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided)
 TGT_AVX2 static int op_rd_ilv8_pack(void *arg)
 {
     const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->src, 1);
+    return rd_ilv8(b->g, (const char *)b->src, 1, 0);
 }
 TGT_AVX2 static int op_rd_ilv8_unpack(void *arg)
 {
     const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->out, 0);
+    return rd_ilv8(b->g, (const char *)b->out, 0, 0);
+}
+TGT_AVX2 static int op_rd_ilv8_desc_pack(void *arg)
+{
+    const bufs_t *b = arg;
+    return rd_ilv8(b->g, (const char *)b->src, 1, 1);
+}
+TGT_AVX2 static int op_rd_ilv8_desc_unpack(void *arg)
+{
+    const bufs_t *b = arg;
+    return rd_ilv8(b->g, (const char *)b->out, 0, 1);
 }
 
 /* ilv2 and ilv4: W blocks at a time, 128 bytes of each in turn, by ordinary stores, and the
@@ -1151,6 +1173,8 @@ static const variant_t variants[] = {
     {"paired_walk", op_paired_walk_pack, op_paired_walk_unpack, "avx2", 1},
     {"ilv8_nt", op_ilv8_nt_pack, op_ilv8_nt_unpack, "avx2", 0},
     {"rd_ilv8", op_rd_ilv8_pack, op_rd_ilv8_unpack, "avx2", 1},
+    {"ilv8_nt_desc", op_ilv8_nt_desc_pack, op_ilv8_nt_desc_unpack, "avx2", 0},
+    {"rd_ilv8_desc", op_rd_ilv8_desc_pack, op_rd_ilv8_desc_unpack, "avx2", 1},
     {"ilv2", op_ilv2_pack, op_ilv2_unpack, "avx2", 0},
     {"ilv4", op_ilv4_pack, op_ilv4_unpack, "avx2", 0},
     {"split_nt", op_split_nt_pack, op_split_nt_unpack, "avx2", 0},
