@@ -3,12 +3,39 @@
  * is then host memory, without further CUDA calls. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/memkind.h"
 
 static int gcommi_ngpus;
+static uintptr_t gcommi_heap_start; /* the program break at exec; 0: unknown */
 static pthread_once_t gcommi_gpu_once = PTHREAD_ONCE_INIT;
+
+/* start_brk, field 47 of /proc/self/stat (Linux 3.5 and later); 0 when it cannot be read. The
+ * second field, the command's name in parentheses, may hold spaces: count from the last ')'. */
+static uintptr_t read_start_brk(void)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *q = strrchr(buf, ')');
+    if (!q) return 0;
+    q++;
+    for (int field = 3;; field++) { /* q: before field `field` */
+        while (*q == ' ') q++;
+        if (!*q) return 0;
+        if (field == 47) return (uintptr_t)strtoull(q, NULL, 10);
+        while (*q && *q != ' ') q++;
+    }
+}
 
 static void gpu_probe(void)
 {
@@ -20,12 +47,30 @@ static void gpu_probe(void)
         n = 0;
     }
     gcommi_ngpus = n;
+    if (n > 0) gcommi_heap_start = read_start_brk();
+}
+
+/* After the probe, one acquiring load: every host pack asks this (gcommi_memkind_known_host),
+ * and pthread_once is a call into libc. */
+static int gcommi_gpu_probed;
+static void gpu_probe_once(void)
+{
+    gpu_probe();
+    __atomic_store_n(&gcommi_gpu_probed, 1, __ATOMIC_RELEASE);
 }
 
 int gcommi_gpu_count(void)
 {
-    pthread_once(&gcommi_gpu_once, gpu_probe);
+    if (__builtin_expect(!__atomic_load_n(&gcommi_gpu_probed, __ATOMIC_ACQUIRE), 0))
+        pthread_once(&gcommi_gpu_once, gpu_probe_once);
     return gcommi_ngpus;
+}
+
+int gcommi_memkind_known_host(const void *p)
+{
+    if (gcommi_gpu_count() == 0) return 1;
+    const uintptr_t a = (uintptr_t)p;
+    return gcommi_heap_start && a >= gcommi_heap_start && a < (uintptr_t)sbrk(0);
 }
 
 gcommi_memkind_t gcommi_memkind(const void *p, int *device)

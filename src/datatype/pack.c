@@ -52,16 +52,38 @@ static int check_position_call(const void *typed, const char *typed_name, size_t
  * is GPU memory (kernels reach device, managed and mapped pinned host memory directly, e.g. a pack
  * from the GPU straight into pinned host memory); a staging copy through a temporary buffer when
  * the other side is pageable host memory. `sync`: wait for the GPU before returning. */
+static int is_gpu_memory(gcommi_memkind_t k)
+{
+    return k == GCOMMI_MEM_DEVICE || k == GCOMMI_MEM_MANAGED;
+}
+
+/* The kinds of two buffers, asking CUDA as little as possible (170-210 ns a question on an H200
+ * machine's host): a buffer known to be host memory (gcommi_memkind_known_host) is asked about
+ * only when the other one is GPU memory, where pinned host memory takes another path than
+ * pageable memory. */
+static void memkinds(const void *a, gcommi_memkind_t *ka, int *da, const void *b,
+                     gcommi_memkind_t *kb, int *db)
+{
+    const int host_a = gcommi_memkind_known_host(a), host_b = gcommi_memkind_known_host(b);
+    *ka = *kb = GCOMMI_MEM_HOST;
+    *da = *db = -1;
+    if (!host_a) *ka = gcommi_memkind(a, da);
+    if (!host_b) *kb = gcommi_memkind(b, db);
+    const int gpu = is_gpu_memory(*ka) || is_gpu_memory(*kb);
+    if (gpu && host_a) *ka = gcommi_memkind(a, da);
+    if (gpu && host_b) *kb = gcommi_memkind(b, db);
+}
+
 static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t bytes,
                        char *packed, int pack, void *stream, int sync, int max_blocks)
 {
     int dt, dp;
+    gcommi_memkind_t kt, kp;
     /* The typed buffer's origin may lie outside its allocation (lb > 0 or negative displacements):
      * ask about the first byte of data instead. */
-    gcommi_memkind_t kt = gcommi_memkind(typed + type->bounds.true_lb, &dt);
-    gcommi_memkind_t kp = gcommi_memkind(packed, &dp);
-    int t_gpu = kt == GCOMMI_MEM_DEVICE || kt == GCOMMI_MEM_MANAGED;
-    int p_gpu = kp == GCOMMI_MEM_DEVICE || kp == GCOMMI_MEM_MANAGED;
+    memkinds(typed + type->bounds.true_lb, &kt, &dt, packed, &kp, &dp);
+    int t_gpu = is_gpu_memory(kt);
+    int p_gpu = is_gpu_memory(kp);
     if (!t_gpu && !p_gpu) {
         /* Host memory on both sides. An asynchronous call keeps stream order: earlier work on
          * the stream (a copy into this pinned buffer, say) completes first. */
@@ -248,8 +270,9 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
     if (!src) return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "src is NULL with %zu bytes", bytes);
     if (!dst) return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "dst is NULL with %zu bytes", bytes);
     int ds, dd;
-    gcommi_memkind_t ks = gcommi_memkind((const char *)src + srctype->bounds.true_lb, &ds);
-    gcommi_memkind_t kd = gcommi_memkind((char *)dst + dsttype->bounds.true_lb, &dd);
+    gcommi_memkind_t ks, kd;
+    memkinds((const char *)src + srctype->bounds.true_lb, &ks, &ds,
+             (char *)dst + dsttype->bounds.true_lb, &kd, &dd);
     if (ks != GCOMMI_MEM_HOST && kd != GCOMMI_MEM_HOST &&
         (ks == GCOMMI_MEM_DEVICE || ks == GCOMMI_MEM_MANAGED || kd == GCOMMI_MEM_DEVICE ||
          kd == GCOMMI_MEM_MANAGED)) {
