@@ -47,11 +47,6 @@ static int check_position_call(const void *typed, const char *typed_name, size_t
     return GCOMM_SUCCESS;
 }
 
-/* Moves packed bytes [offset, offset + bytes) between typed memory and a packed buffer with the
- * engine for where the memory is: the CPU when both sides are host memory; GPU kernels when a side
- * is GPU memory (kernels reach device, managed and mapped pinned host memory directly, e.g. a pack
- * from the GPU straight into pinned host memory); a staging copy through a temporary buffer when
- * the other side is pageable host memory. `sync`: wait for the GPU before returning. */
 static int is_gpu_memory(gcommi_memkind_t k)
 {
     return k == GCOMMI_MEM_DEVICE || k == GCOMMI_MEM_MANAGED;
@@ -74,6 +69,11 @@ static void memkinds(const void *a, gcommi_memkind_t *ka, int *da, const void *b
     if (gpu && host_b) *kb = gcommi_memkind(b, db);
 }
 
+/* Moves packed bytes [offset, offset + bytes) between typed memory and a packed buffer with the
+ * engine for where the memory is: the CPU when both sides are host memory; GPU kernels when a side
+ * is GPU memory (kernels reach device, managed and mapped pinned host memory directly, e.g. a pack
+ * from the GPU straight into pinned host memory); a staging copy through a temporary buffer when
+ * the other side is pageable host memory. `sync`: wait for the GPU before returning. */
 static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t bytes,
                        char *packed, int pack, void *stream, int sync, int max_blocks)
 {
