@@ -310,9 +310,9 @@ static inline const cpu_profile_t *cpu_profile(void)
 }
 
 /* Sets the copies of an operation of `bytes` bytes in c: every field of c but nodes, aux, packed
- * and pack, which gcommi_host_copy sets (it does not zero c first). Blocks that do not stream: copy_vec when
- * packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on other AMD with
- * AVX-512 (Zen 5), copy_vec_adst on Intel in operations of GCOMMI_VEC_ADST_MIN to
+ * and pack, which gcommi_host_copy sets (it does not zero c first). Blocks that do not stream:
+ * copy_vec when packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on
+ * other AMD with AVX-512 (Zen 5), copy_vec_adst on Intel in operations of GCOMMI_VEC_ADST_MIN to
  * GCOMMI_VEC_ADST_MAX bytes, rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of
  * memcpy above rep movsb (copy_vec's comment); on the Xeon VM rep movsb, which its glibc also
  * takes from 2112 bytes, packed lower_tri 5-7 points above copy_vec at 1-16 MiB (94 against 87

@@ -67,9 +67,11 @@ int main(void)
     CUDA_OK(cudaMallocHost((void **)&pinned, sizeof(double) * N));
     CUDA_OK(cudaMallocManaged((void **)&managed, sizeof(double) * N, cudaMemAttachGlobal));
     const size_t map_bytes = 1 << 20;
-    double *mapped = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    double *mapped =
+        mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     TEST_CHECK(heap && heap_packed && reg && mapped != MAP_FAILED, "allocations");
-    if (!heap || !heap_packed || !reg || mapped == MAP_FAILED) return gcommt_finish("test_gpu_memkind");
+    if (!heap || !heap_packed || !reg || mapped == MAP_FAILED)
+        return gcommt_finish("test_gpu_memkind");
     CUDA_OK(cudaHostRegister(reg, sizeof(double) * N, cudaHostRegisterDefault));
 
     check_kind("malloc (the brk heap)", heap, GCOMMI_MEM_HOST, 1);
