@@ -334,11 +334,14 @@ static void copy_movsb(char *dst, const char *src, size_t n)
  * KiB 1.07-1.14x, lower_tri at 128-512 KiB 1.08-1.13x (64 KiB 0.99-1.00x: rows under 1 KiB,
  * see indexed_adst); from 1 MiB, where the operation leaves the L2, 0.97-1.04x (rep movsb kept
  * there); in the L1 it lost (vector_bl256 at 16 KiB 0.72-0.75x), hence GCOMMI_VEC_ADST_MIN.
- * copy_vec_adst is the same through a pointer (c->mid). */
+ * copy_vec_adst is the same through a pointer (c->mid). Blocks under GCOMMI_ADST_BLOCK_MIN bytes
+ * keep vec_bytes' unaligned stores (see indexed_adst; c->mid only gets blocks of GCOMMI_MID_MIN
+ * bytes and more). */
+#define GCOMMI_ADST_BLOCK_MIN 256
 __attribute__((target("avx2"), always_inline)) static inline void
 vec_bytes_adst(char *dst, const char *src, size_t n)
 {
-    if (n < 64) {
+    if (n < GCOMMI_ADST_BLOCK_MIN) {
         vec_bytes(dst, src, n);
         return;
     }
@@ -367,17 +370,16 @@ __attribute__((target("avx2"))) static void copy_vec_adst(char *dst, const char 
 }
 
 /* The blocks of an indexed node whose blocks are contiguous, on Intel in operations of
- * GCOMMI_VEC_ADST_MIN to GCOMMI_VEC_ADST_MAX bytes (c->adst_idx): blocks of
- * GCOMMI_ADST_IDX_BLOCK_MIN bytes and more by copy_vec_adst's loop, shorter ones by copy_vec's
- * (vec_bytes), both inlined. bench_pack_ab on machine B (2026-11-29), lower_tri, against
+ * GCOMMI_VEC_ADST_MIN to GCOMMI_VEC_ADST_MAX bytes (c->adst_idx): every block by vec_bytes_adst
+ * inlined, which stores blocks of GCOMMI_ADST_BLOCK_MIN bytes and more aligned and shorter ones
+ * as copy_vec does. bench_pack_ab on machine B (2026-11-29), lower_tri, against
  * copy_vec_adst through a pointer from that size and libc's memcpy below it: 1.13-1.14x at 64
  * KiB, 1.08-1.09x at 128 KiB, 1.07-1.08x at 256 KiB, 1.04x at 512 KiB (1.04-1.12x with memcpy
- * for the short blocks). Blocks from GCOMMI_ADST_IDX_BLOCK_MIN bytes, not from GCOMMI_MID_MIN as
- * elsewhere: through copy_vec_adst's pointer, against libc's memcpy per block below 1 KiB,
+ * for the short blocks). Aligned stores from GCOMMI_ADST_BLOCK_MIN bytes, not from GCOMMI_MID_MIN
+ * as elsewhere: through copy_vec_adst's pointer, against libc's memcpy per block below 1 KiB,
  * lower_tri pack / unpack measured from 256 bytes 1.12-1.23x at 32-64 KiB, 1.06-1.11x at 128-256
  * KiB, 1.03x at 512 KiB, from 64 bytes 0.75-0.79x at 4-8 KiB. Returns the packed stream's next
  * byte. */
-#define GCOMMI_ADST_IDX_BLOCK_MIN 256
 __attribute__((target("avx2"))) static char *indexed_adst(char *p, char *m, const int64_t *displs,
                                                         const int64_t *prefix, int64_t count,
                                                         int64_t elem, int pack)
@@ -385,14 +387,8 @@ __attribute__((target("avx2"))) static char *indexed_adst(char *p, char *m, cons
     for (int64_t b = 0; b < count; b++) {
         size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
         char *t = m + displs[b];
-        if (len >= GCOMMI_ADST_IDX_BLOCK_MIN) {
-            if (pack) vec_bytes_adst(p, t, len);
-            else vec_bytes_adst(t, p, len);
-        } else if (pack) {
-            vec_bytes(p, t, len);
-        } else {
-            vec_bytes(t, p, len);
-        }
+        if (pack) vec_bytes_adst(p, t, len);
+        else vec_bytes_adst(t, p, len);
         p += len;
     }
     return p;
@@ -722,21 +718,20 @@ vec_bytes_pf_down(char *dst, const char *src, size_t n, const char *pa, size_t p
     while (q > pa) prefetch_down(&q, pa, pack);
 }
 
-/* The blocks of a vector, the first line of the block GCOMMI_PF_LINE_AHEAD ahead prefetched. A pack
- * stores blocks of 256 bytes and more 32-byte aligned (vec_bytes_adst): packed blocks whose length
- * is not a multiple of 32 start anywhere in a line, and Zen 4 too pays for stores that cross one.
- * bench_pack_ab on machine D (2026-11-29), against vec_bytes' unaligned stores, hvectors of rows R
- * bytes S apart (--rows R:S), packs: 1032:2064 1.07x at 256 KiB, 1.06-1.07x at 1-2 MiB; 1096:4096
- * 1.05-1.07x; 1080:5000 1.04x; at 4-8 MiB, past the L2, 0.96-1.01x (ties within the rounds'
- * quartiles); unpacks unchanged. */
+/* The blocks of a vector, the first line of the block GCOMMI_PF_LINE_AHEAD ahead prefetched. A
+ * pack stores blocks of GCOMMI_ADST_BLOCK_MIN bytes and more 32-byte aligned (vec_bytes_adst):
+ * packed blocks whose length is not a multiple of 32 start anywhere in a line, and Zen 4 too pays
+ * for stores that cross one. bench_pack_ab on machine D (2026-11-29), against vec_bytes' unaligned
+ * stores, hvectors of rows R bytes S apart (--rows R:S), packs: 1032:2064 1.07x at 256 KiB,
+ * 1.06-1.07x at 1-2 MiB; 1096:4096 1.05-1.07x; 1080:5000 1.04x; at 4-8 MiB, past the L2,
+ * 0.96-1.01x (ties within the rounds' quartiles); unpacks unchanged. */
 __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, int64_t size,
                                                           int64_t stride, int64_t count, int pack)
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
         if (b + GCOMMI_PF_LINE_AHEAD < count)
             prefetch_line(mem + GCOMMI_PF_LINE_AHEAD * stride, pack);
-        if (pack && size >= 256) vec_bytes_adst(p, mem, (size_t)size);
-        else if (pack) vec_bytes(p, mem, (size_t)size);
+        if (pack) vec_bytes_adst(p, mem, (size_t)size);
         else vec_bytes(mem, p, (size_t)size);
     }
 }
@@ -796,14 +791,15 @@ __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem,
 /* The blocks of an indexed node whose blocks are contiguous, in operations in the cache on Zen 4
  * (c->pf_line): every block by copy_vec's loop inlined (copy_small below 32 bytes), not a libc
  * memcpy below 1 KiB and copy_vec through a pointer above, with the prefetch of strided_vec_pf.
- * bench_pack_cpu_ceiling on the Zen 4 VM, three runs of each, gcomm against blk_avx2_pfl (the
- * same loop written for the shape) in the same runs, lower_tri (rows of 8 bytes to 8 KiB), points
- * of memcpy under that loop: 1 MiB pack 0.6-2.5 -> 0.4-0.8, unpack 1.3-4.9 -> 0.3-1.1, 4 MiB pack
- * 1.3-3.5 -> 0.3-2.1, unpack 1.5-2.3 -> 0.4-1.6. A pack stores rows of 256 bytes and more 32-byte
- * aligned, as strided_vec_pf does (lower_tri's packed rows start at every multiple of 8 bytes):
- * bench_pack_ab on machine D (2026-11-29), lower_tri pack 1.04-1.05x at 256-512 KiB, 1.02-1.04x at
- * 1 MiB (85 -> 89% of memcpy in bench_pack_cpu), 1.02x at 2 MiB, 0.99-1.00x at 4-8 MiB; from 64
- * bytes instead of 256, 0.98-1.02x against it. Returns the packed stream's next byte. */
+ * bench_pack_cpu_ceiling on the Zen 4 VM, three runs of each, gcomm against blk_avx2_pfl (the same
+ * loop written for the shape) in the same runs, lower_tri (rows of 8 bytes to 8 KiB), points of
+ * memcpy under that loop: 1 MiB pack 0.6-2.5 -> 0.4-0.8, unpack 1.3-4.9 -> 0.3-1.1, 4 MiB pack
+ * 1.3-3.5 -> 0.3-2.1, unpack 1.5-2.3 -> 0.4-1.6. A pack stores rows of GCOMMI_ADST_BLOCK_MIN bytes
+ * and more 32-byte aligned, as strided_vec_pf does (lower_tri's packed rows start at every
+ * multiple of 8 bytes): bench_pack_ab on machine D (2026-11-29), lower_tri pack 1.04-1.05x at
+ * 256-512 KiB, 1.02-1.04x at 1 MiB (85 -> 89% of memcpy in bench_pack_cpu), 1.02x at 2 MiB,
+ * 0.99-1.00x at 4-8 MiB; from 64 bytes instead of 256, 0.98-1.02x against it. Returns the packed
+ * stream's next byte. */
 __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, const int64_t *displs,
                                                           const int64_t *prefix, int64_t count,
                                                           int64_t elem, int pack)
@@ -813,8 +809,7 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
         char *t = m + displs[b];
         if (b + GCOMMI_PF_LINE_AHEAD < count)
             prefetch_line(m + displs[b + GCOMMI_PF_LINE_AHEAD], pack);
-        if (pack && len >= 256) vec_bytes_adst(p, t, len);
-        else if (pack) vec_bytes(p, t, len);
+        if (pack) vec_bytes_adst(p, t, len);
         else vec_bytes(t, p, len);
         p += len;
     }
