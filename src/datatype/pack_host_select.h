@@ -95,7 +95,7 @@ typedef struct {
  * sysfs first: on a Zen 5 VM (2026-11-26) sysfs and lscpu read the 32 MiB L3 of the core's CCX
  * while sysconf read 384 MiB (every CCX of the package), and the threshold below taken from 384
  * MiB (24 MiB) left a 16 MiB pack unstreamed at 63% of memcpy where streaming stores reach 110%
- * (bench_pack_cpu_ceiling). Read once per process (cache_bytes). */
+ * (bench_pack_cpu_ceiling). Read once per process, by cpu_profile_init. */
 static long cache_bytes_read(int want)
 {
     for (int i = 0; i < 8; i++) {
@@ -131,20 +131,6 @@ static long cache_bytes_read(int want)
 #endif
     return bytes > 0 ? bytes : 0;
 }
-static long cache_bytes(int level) /* level 2 or 3 */
-{
-    static long cached[2] = {-1, -1}; /* L2, L3; -1 until first read */
-    long v = __atomic_load_n(&cached[level == 3], __ATOMIC_RELAXED);
-    if (v < 0) {
-        v = cache_bytes_read(level);
-        __atomic_store_n(&cached[level == 3], v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
-static long l3_bytes(void)
-{
-    return cache_bytes(3);
-}
 
 /* The CPU family as cpuid leaf 1 reports it (base family plus extended family): 0x19 for Zen 3
  * and Zen 4, 0x1a for Zen 5. */
@@ -156,13 +142,8 @@ static unsigned cpu_family(void)
     return base == 0xf ? base + ((eax >> 20) & 0xff) : base;
 }
 
-/* What select_copies asks of the CPU, as one word read once per process. Threads pack at once
- * (test_dt_threads): the word is stored and loaded atomically, so that a thread that finds it
- * unset computes the same word again instead of racing on four flags (ThreadSanitizer reported
- * the four plain statics this replaces). The read is out of line: bench_pack_ab against those
- * statics (machine D, 2026-11-29) measured 1 KiB operations at 0.96-1.02x with it inlined,
- * 0.97-1.01x out of line and 0.94-1.02x with the four flags kept as atomics (a nanosecond or two
- * of code placement), and 0.97-1.05x at 4 KiB-16 MiB. */
+/* What select_copies asks of the CPU, as one word of flags (cpu_flags_read; kept in the profile,
+ * cpu_profile). */
 enum {
     GCOMMI_CPU_KNOWN = 1,
     GCOMMI_CPU_AVX2 = 2,
@@ -170,7 +151,6 @@ enum {
     GCOMMI_CPU_AMD = 8,
     GCOMMI_CPU_ZEN4 = 16 /* AMD family 0x19 with AVX-512: Zen 3 has no AVX-512 */
 };
-static int cpu_flags_cached; /* 0 until first read */
 
 /* The flags of the CPU family GCOMM_PACK_CPU names instead of those found (`found`): so that one
  * machine tests the loops every family gets (ctest runs the datatype tests under each), and so
@@ -195,7 +175,7 @@ static int cpu_flags_chosen(int found)
     return found;
 }
 
-__attribute__((noinline, cold)) static int cpu_flags_read(void)
+static int cpu_flags_read(void)
 {
     int v = GCOMMI_CPU_KNOWN;
     if (__builtin_cpu_supports("avx2")) v |= GCOMMI_CPU_AVX2;
@@ -211,13 +191,7 @@ __attribute__((noinline, cold)) static int cpu_flags_read(void)
                                            : "generic",
                    (v & GCOMMI_CPU_AVX2) ? "yes" : "no", (v & GCOMMI_CPU_AVX512) ? "yes" : "no",
                    gcommi_config()->pack_cpu ? gcommi_config()->pack_cpu : "auto");
-    __atomic_store_n(&cpu_flags_cached, v, __ATOMIC_RELAXED);
     return v;
-}
-static inline int cpu_flags(void)
-{
-    int v = __atomic_load_n(&cpu_flags_cached, __ATOMIC_RELAXED);
-    return __builtin_expect(v != 0, 1) ? v : cpu_flags_read();
 }
 
 /* The smallest operation that streams: GCOMM_PACK_STREAM_MIN when set; else, on Intel with AVX2,
@@ -243,16 +217,11 @@ static inline int cpu_flags(void)
  * the others 31-56% -> 42-60%); streaming from 4 MiB instead, 4-16 MiB 1.10-1.64x. Machine C (a
  * Xeon VM) had measured 103-104% of memcpy at 4-16 MiB with GCOMM_PACK_STREAM_MIN=1M. */
 #define GCOMMI_STREAM_MIN_INTEL ((size_t)1 << 20)
-static size_t stream_min(int pack)
+static size_t stream_min(int pack, int cpu, long l2, long l3)
 {
-    static size_t cached[2]; /* unpack, pack; 0 until first asked */
-    size_t v = __atomic_load_n(&cached[pack != 0], __ATOMIC_RELAXED);
-    if (v) return v;
-    v = gcommi_config()->pack_stream_min;
+    size_t v = gcommi_config()->pack_stream_min;
     const char *why = "GCOMM_PACK_STREAM_MIN";
-    const int cpu = cpu_flags();
     if (v == 0 && (cpu & GCOMMI_CPU_AVX2) && !(cpu & GCOMMI_CPU_AMD)) {
-        const long l2 = cache_bytes(2);
         v = l2 > 0 ? (size_t)l2 / 2 : GCOMMI_STREAM_MIN_INTEL;
         why = l2 > 0 ? "Intel: half the L2" : "Intel: the L2's size unknown";
     }
@@ -261,52 +230,48 @@ static size_t stream_min(int pack)
         why = "an unpack off Intel";
     }
     if (v == 0) {
-        const long llc = l3_bytes();
-        v = llc > 0 && (size_t)llc / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)llc / 16
-                                                                 : GCOMMI_STREAM_MIN_FLOOR;
+        v = l3 > 0 && (size_t)l3 / 16 > GCOMMI_STREAM_MIN_FLOOR ? (size_t)l3 / 16
+                                                               : GCOMMI_STREAM_MIN_FLOOR;
         why = "a pack off Intel: max(8 MiB, L3 / 16)";
     }
     GCOMM_LOG_INFO("datatype",
                    "CPU engine: %s operations of %zu bytes and more use streaming stores (%s; "
                    "L2 %ld, L3 %ld bytes as read)",
-                   pack ? "pack" : "unpack", v, why, cache_bytes(2), l3_bytes());
-    __atomic_store_n(&cached[pack != 0], v, __ATOMIC_RELAXED);
+                   pack ? "pack" : "unpack", v, why, l2, l3);
     return v;
 }
 
 /* What select_copies reads of the machine, read once per process: the CPU family's flags, the
  * streaming thresholds of packs and unpacks and the L3's size. select_copies runs on every
- * operation; asking cpu_flags, stream_min and l3_bytes for these, each an out-of-line call and
- * an atomic load, up to seven times per operation, took 4% of a 1 KiB pack's samples (perf,
- * machine D, 2026-11-30). The mutex makes the first readers wait for one complete profile
- * (ThreadSanitizer models it); after that one acquiring load. */
+ * operation; asking for these through functions of their own, each an out-of-line call and an
+ * atomic load, up to seven times per operation, took 4% of a 1 KiB pack's samples (perf,
+ * machine D, 2026-11-30). Threads pack at once (test_dt_threads): pthread_once makes the first
+ * ones wait for one complete profile (ThreadSanitizer models it), the flag spares later calls
+ * the call into libc, as gcommi_gpu_count does. */
 typedef struct {
-    int cpu;              /* cpu_flags() */
-    size_t stream_min[2]; /* stream_min(0), stream_min(1): unpack, pack */
-    long l3;              /* l3_bytes() */
+    int cpu;              /* cpu_flags_read() */
+    size_t stream_min[2]; /* unpack, pack */
+    long l3;              /* bytes; 0: unknown */
 } cpu_profile_t;
 static cpu_profile_t cpu_profile_data;
 static int cpu_profile_ready;
-static pthread_mutex_t cpu_profile_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t cpu_profile_once = PTHREAD_ONCE_INIT;
 
-__attribute__((noinline, cold)) static const cpu_profile_t *cpu_profile_read(void)
+static void cpu_profile_init(void)
 {
-    pthread_mutex_lock(&cpu_profile_lock);
-    if (!__atomic_load_n(&cpu_profile_ready, __ATOMIC_ACQUIRE)) {
-        cpu_profile_data.cpu = cpu_flags();
-        cpu_profile_data.stream_min[0] = stream_min(0);
-        cpu_profile_data.stream_min[1] = stream_min(1);
-        cpu_profile_data.l3 = l3_bytes();
-        __atomic_store_n(&cpu_profile_ready, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&cpu_profile_lock);
-    return &cpu_profile_data;
+    const int cpu = cpu_flags_read();
+    const long l2 = cache_bytes_read(2), l3 = cache_bytes_read(3);
+    cpu_profile_data.cpu = cpu;
+    cpu_profile_data.stream_min[0] = stream_min(0, cpu, l2, l3);
+    cpu_profile_data.stream_min[1] = stream_min(1, cpu, l2, l3);
+    cpu_profile_data.l3 = l3;
+    __atomic_store_n(&cpu_profile_ready, 1, __ATOMIC_RELEASE);
 }
 static inline const cpu_profile_t *cpu_profile(void)
 {
-    return __builtin_expect(__atomic_load_n(&cpu_profile_ready, __ATOMIC_ACQUIRE), 1)
-               ? &cpu_profile_data
-               : cpu_profile_read();
+    if (__builtin_expect(!__atomic_load_n(&cpu_profile_ready, __ATOMIC_ACQUIRE), 0))
+        pthread_once(&cpu_profile_once, cpu_profile_init);
+    return &cpu_profile_data;
 }
 
 /* Sets the copies of an operation of `bytes` bytes in c: every field of c but nodes, aux, packed
