@@ -15,6 +15,9 @@
 static int gcommi_ngpus;
 static uintptr_t gcommi_heap_start; /* the program break at exec; 0: unknown */
 static pthread_once_t gcommi_gpu_once = PTHREAD_ONCE_INIT;
+/* Set once the probe is done. Every host pack asks gcommi_gpu_count (through
+ * gcommi_memkind_known_host): after the probe one acquiring load, not a call into libc. */
+static int gcommi_gpu_probed;
 
 /* start_brk, field 47 of /proc/self/stat (Linux 3.5 and later); 0 when it cannot be read. The
  * second field, the command's name in parentheses, may hold spaces: count from the last ')'. */
@@ -48,21 +51,13 @@ static void gpu_probe(void)
     }
     gcommi_ngpus = n;
     if (n > 0) gcommi_heap_start = read_start_brk();
-}
-
-/* After the probe, one acquiring load: every host pack asks this (gcommi_memkind_known_host),
- * and pthread_once is a call into libc. */
-static int gcommi_gpu_probed;
-static void gpu_probe_once(void)
-{
-    gpu_probe();
     __atomic_store_n(&gcommi_gpu_probed, 1, __ATOMIC_RELEASE);
 }
 
 int gcommi_gpu_count(void)
 {
     if (__builtin_expect(!__atomic_load_n(&gcommi_gpu_probed, __ATOMIC_ACQUIRE), 0))
-        pthread_once(&gcommi_gpu_once, gpu_probe_once);
+        pthread_once(&gcommi_gpu_once, gpu_probe);
     return gcommi_ngpus;
 }
 
