@@ -15,6 +15,7 @@
 set -uo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
+. scripts/carried-build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 tests=1 min=1M max=64M shapes=vector_bl1,vector_bl16,vector_bl256,lower_tri,subarray4d,struct,transpose
@@ -51,16 +52,8 @@ say "CPU: $cpu; pinned to core $core"
 status=0
 tests_line="tests: not run (--no-tests)"
 if [ "$tests" = 1 ]; then
-    # The build's CTest files name the directory it was configured in.
-    here=$(cd "$build" && pwd -P)
-    made_in=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
-    made_src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
-    if [ -n "$made_src" ] && [ ! -e "$made_src" ]; then
-        mkdir -p "$(dirname "$made_src")" && ln -s "$PWD" "$made_src"
-    fi
-    if [ -n "$made_in" ] && [ ! -e "$made_in" ]; then
-        mkdir -p "$(dirname "$made_in")" && ln -s "$here" "$made_in"
-    fi
+    links=$(carried_build_links "$build") || { say "$links"; exit 1; }
+    [ -z "$links" ] || while read -r l; do say "$l"; done <<<"$links"
     say "ctest -L cpu (docs_links excluded: it runs the Python of the machine that built)"
     ctest --test-dir "$build" -L cpu -E docs_links -j "$(nproc)" --timeout 600 --output-on-failure \
         >"$logs/ctest-cpu.log" 2>&1 || status=1

@@ -15,6 +15,7 @@
 set -euo pipefail
 exec </dev/null
 cd "$(dirname "$0")/.."
+. scripts/carried-build.sh
 
 # Never NVLink multicast (NVLS): not available to us on the lent machines.
 export NCCL_NVLS_ENABLE=0
@@ -78,16 +79,8 @@ say "GPU: $gpu_model"
 
 if [ "$nobuild" = 1 ]; then
     [ -f "$build/CMakeCache.txt" ] || { say "--no-build: no build in $build"; exit 1; }
-    here=$(cd "$build" && pwd -P)
-    made_in=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
-    if [ -n "$made_in" ] && [ "$made_in" != "$here" ]; then
-        if [ -e "$made_in" ] && [ "$(cd "$made_in" && pwd -P)" != "$here" ]; then
-            say "--no-build: $build was built in $made_in, which is another directory here"
-            exit 1
-        fi
-        [ -e "$made_in" ] || ln -s "$here" "$made_in"
-        say "$made_in -> $build (the paths in its CTest files)"
-    fi
+    links=$(carried_build_links "$build") || { say "--no-build: $links"; exit 1; }
+    [ -z "$links" ] || while read -r l; do say "$l"; done <<<"$links"
     say "using the build in $build as it is (--no-build)"
 fi
 

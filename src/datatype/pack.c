@@ -273,17 +273,15 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
     gcommi_memkind_t ks, kd;
     memkinds((const char *)src + srctype->bounds.true_lb, &ks, &ds,
              (char *)dst + dsttype->bounds.true_lb, &kd, &dd);
-    if (ks != GCOMMI_MEM_HOST && kd != GCOMMI_MEM_HOST &&
-        (ks == GCOMMI_MEM_DEVICE || ks == GCOMMI_MEM_MANAGED || kd == GCOMMI_MEM_DEVICE ||
-         kd == GCOMMI_MEM_MANAGED)) {
+    const int s_gpu = is_gpu_memory(ks), d_gpu = is_gpu_memory(kd);
+    if ((s_gpu || d_gpu) && ks != GCOMMI_MEM_HOST && kd != GCOMMI_MEM_HOST) {
         /* One kernel on the GPU that owns the destination (or the source): no packed stream. */
-        int device = (kd == GCOMMI_MEM_DEVICE || kd == GCOMMI_MEM_MANAGED) ? dd : ds;
+        int device = d_gpu ? dd : ds;
         if (ds >= 0 && dd >= 0 && ds != dd) GCOMMI_CHECK(gcommi_gpu_enable_peer(dd, ds));
         GCOMMI_CHECK(gcommi_gpu_relayout(srctype, src, dsttype, dst, bytes, device, stream));
         return stream ? GCOMM_SUCCESS : gcommi_gpu_sync(device, stream);
     }
-    if (ks == GCOMMI_MEM_DEVICE || ks == GCOMMI_MEM_MANAGED || kd == GCOMMI_MEM_DEVICE ||
-        kd == GCOMMI_MEM_MANAGED) {
+    if (s_gpu || d_gpu) {
         /* GPU memory on one side, pageable host memory on the other: through a packed copy. */
         char *tmp = malloc(bytes);
         if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
