@@ -41,7 +41,8 @@
  *   paired          bound: blk_avx2 with the blocks two to a page (what a page costs)
  *   paired_pfl, paired_walk   bounds: paired with the prefetches of blk_avx2_pfl, blk_avx2_walk
  *   ilv8_nt         pack only: the blocks eight at a time, line by line, the next eight's lines
- *                   prefetched, whole lines streamed (what gcomm does past the caches)
+ *                   prefetched (--ilv-ahead groups ahead), whole lines streamed (what gcomm
+ *                   does past the caches)
  *   rd_ilv8         bound: the read half alone in that order (rd_only reads block by block
  *                   and bounds only loops that copy one block after the other)
  *   ilv8_nt_desc, rd_ilv8_desc   ilv8_nt and rd_ilv8 with each group's lines taken from the
@@ -156,6 +157,7 @@ typedef struct {
     size_t pf_ahead;    /* prefetch distance of the _pf loops, packed bytes */
     int pf_hint;        /* locality of the reading prefetches: 0 nta, 1 t2, 2 t1, 3 t0 */
     size_t pf_next;     /* bytes of the next block the _pfn loops prefetch */
+    size_t ilv_ahead;   /* the ilv8 loops prefetch the group this many groups ahead */
     uint64_t crowded;   /* bit k: the typed side's blocks hold more of their lines at offsets
                            [64 k, 64 k + 64) of a 4 KiB page than the average (split_nt) */
 } bufs_t;
@@ -884,7 +886,7 @@ typedef struct {
 /* Group of blocks i.. of the typed side at t (strided: 1) or of the packed stream at t (0); at:
  * packed offset of block i; len: its length. */
 INLINE void ilv_group(const geom_t *g, const char *t, int strided, size_t i, size_t at,
-                      size_t len, ilv_group_t *q)
+                      size_t len, size_t ahead, ilv_group_t *q)
 {
     q->w = g->nblocks - i < ILV_WAYS ? g->nblocks - i : ILV_WAYS;
     q->most = 0;
@@ -895,9 +897,10 @@ INLINE void ilv_group(const geom_t *g, const char *t, int strided, size_t i, siz
         if (len > q->most) q->most = len;
     }
     q->nnext = 0;
-    for (size_t k = i + q->w; k < i + q->w + ILV_WAYS && k < g->nblocks; k++, at += len,
+    const size_t first = i + q->w + (ahead - 1) * ILV_WAYS; /* the prefetched group's first */
+    for (size_t k = i + q->w; k < first + ILV_WAYS && k < g->nblocks; k++, at += len,
                 len += g->inc)
-        q->next[q->nnext++] = t + (strided ? k * g->stride : at);
+        if (k >= first) q->next[q->nnext++] = t + (strided ? k * g->stride : at);
 }
 
 /* ilv8_nt (desc 0) and ilv8_nt_desc (desc 1): within a group the lines go from the blocks' first
@@ -910,7 +913,7 @@ INLINE TGT_AVX2 int ilv8_nt_pack(const bufs_t *b, int desc)
     size_t len = g->len0, at = 0;
     ilv_group_t q;
     for (size_t i = 0; i < g->nblocks; i += q.w) {
-        ilv_group(g, (const char *)b->src, 1, i, at, len, &q);
+        ilv_group(g, (const char *)b->src, 1, i, at, len, b->ilv_ahead, &q);
         size_t head[ILV_WAYS], lines[ILV_WAYS], most = 0;
         for (size_t k = 0; k < q.w; k++) {
             char *d = p + q.at[k];
@@ -946,13 +949,13 @@ TGT_AVX2 static int op_ilv8_nt_desc_pack(void *arg) { return ilv8_nt_pack(arg, 1
 #define op_ilv8_nt_desc_unpack op_blk_avx2_nt_desc_unpack
 #define op_ilv8_nt_unpack op_blk_avx2_nt_unpack
 
-INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided, int desc)
+INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided, int desc, size_t ahead)
 {
     size_t len = g->len0, at = 0;
     __m256i acc = _mm256_setzero_si256();
     ilv_group_t q;
     for (size_t i = 0; i < g->nblocks; i += q.w) {
-        ilv_group(g, t, strided, i, at, len, &q);
+        ilv_group(g, t, strided, i, at, len, ahead, &q);
         const size_t nl = (q.most + 63) / 64;
         for (size_t l = 0; l < nl; l++) {
             const size_t o = 64 * (desc ? nl - 1 - l : l);
@@ -969,22 +972,22 @@ INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided, int des
 TGT_AVX2 static int op_rd_ilv8_pack(void *arg)
 {
     const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->src, 1, 0);
+    return rd_ilv8(b->g, (const char *)b->src, 1, 0, b->ilv_ahead);
 }
 TGT_AVX2 static int op_rd_ilv8_unpack(void *arg)
 {
     const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->out, 0, 0);
+    return rd_ilv8(b->g, (const char *)b->out, 0, 0, b->ilv_ahead);
 }
 TGT_AVX2 static int op_rd_ilv8_desc_pack(void *arg)
 {
     const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->src, 1, 1);
+    return rd_ilv8(b->g, (const char *)b->src, 1, 1, b->ilv_ahead);
 }
 TGT_AVX2 static int op_rd_ilv8_desc_unpack(void *arg)
 {
     const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->out, 0, 1);
+    return rd_ilv8(b->g, (const char *)b->out, 0, 1, b->ilv_ahead);
 }
 
 /* ilv2 and ilv4: W blocks at a time, 128 bytes of each in turn, by ordinary stores, and the
@@ -1291,6 +1294,7 @@ static void usage(FILE *f)
             "  --pf-ahead B     prefetch distance of the _pf loops in packed bytes (default 4096)\n"
             "  --pf-hint H      locality of their reading prefetches: nta, t2, t1, t0 (default t0)\n"
             "  --pf-next B      bytes of the next block the _pfn loops prefetch (default 2048)\n"
+            "  --ilv-ahead G    the ilv8 loops prefetch the group G groups ahead (default 1)\n"
             "  --loops LIST     loops to time besides memcpy (default all)\n"
             "  --warm-calls N   untimed calls before every sample, at least (as far as they take\n"
             "                   <= 50 ms; default 10)\n"
@@ -1338,6 +1342,7 @@ typedef struct {
     size_t pf_ahead;
     int pf_hint;
     size_t pf_next;
+    size_t ilv_ahead;
     const char *loops; /* names of the loops to time besides memcpy; NULL: all */
     size_t pad;        /* bytes added to the stride of the blocks (--pad) */
 } settings_t;
@@ -1366,7 +1371,7 @@ static int run_one(const char *name, size_t target, const settings_t *set, int r
     if (shape_geom(name, target, set->pad, &g) != 0)
         return -2;
     bufs_t b = {.g = &g, .type = GCOMM_DATATYPE_NULL, .pf_ahead = set->pf_ahead,
-                .pf_hint = set->pf_hint, .pf_next = set->pf_next};
+                .pf_hint = set->pf_hint, .pf_next = set->pf_next, .ilv_ahead = set->ilv_ahead};
     int rc = 0, bad = 0;
     if (shape_type(&g, &b.type) != GCOMM_SUCCESS || gcomm_type_commit(&b.type) != GCOMM_SUCCESS) {
         fprintf(stderr, "%s %zu: gcomm type: %s\n", name, g.packed, gcomm_last_error_detail());
@@ -1483,7 +1488,8 @@ int main(int argc, char **argv)
     size_t max_bytes = (size_t)256 << 20, min_bytes = 1024;
     int quick = 0, repeat = 1, warm_calls = 10;
     double min_time = -1.0;
-    settings_t set = {.pf_ahead = 4096, .pf_hint = 3, .pf_next = 2048, .loops = NULL};
+    settings_t set = {
+        .pf_ahead = 4096, .pf_hint = 3, .pf_next = 2048, .ilv_ahead = 1, .loops = NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quick") == 0) {
@@ -1504,6 +1510,9 @@ int main(int argc, char **argv)
             set.pf_hint = v[1] == 'n' ? 0 : 3 - (v[1] - '0');
             i++;
         } else if (strcmp(a, "--pf-next") == 0 && v && bench_parse_size(v, &set.pf_next) == 0) {
+            i++;
+        } else if (strcmp(a, "--ilv-ahead") == 0 && v && atoi(v) >= 1) {
+            set.ilv_ahead = (size_t)atoi(v);
             i++;
         } else if (strcmp(a, "--loops") == 0 && v) {
             set.loops = v;
