@@ -1507,7 +1507,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--pf-hint") == 0 && v &&
                    (strcmp(v, "nta") == 0 || strcmp(v, "t2") == 0 || strcmp(v, "t1") == 0 ||
                     strcmp(v, "t0") == 0)) {
-            set.pf_hint = v[1] == 'n' ? 0 : 3 - (v[1] - '0');
+            set.pf_hint = v[0] == 'n' ? 0 : 3 - (v[1] - '0');
             i++;
         } else if (strcmp(a, "--pf-next") == 0 && v && bench_parse_size(v, &set.pf_next) == 0) {
             i++;
