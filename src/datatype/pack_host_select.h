@@ -22,6 +22,8 @@
  * AVX2): past the last-level cache the output will not be read from cache anyway. */
 #define GCOMMI_STREAM_MIN_FLOOR ((size_t)8 << 20)
 
+enum { GCOMMI_COMPRESS_NARROW = 1, GCOMMI_COMPRESS_WIDE = 2 }; /* ctx_t.compress */
+
 typedef struct {
     const gcommi_dl_t *nodes;
     const int64_t *aux;
@@ -44,6 +46,9 @@ typedef struct {
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
     int small_over;       /* elements of 3 to 64 bytes: pack_small_over(), unpack_small_exact() */
+    int compress;         /* elements of fewer than 64 bytes at most 64 apart: pack_compress(),
+                             unpack_expand(), GCOMMI_COMPRESS_NARROW or _WIDE (compress_fits) */
+    int compress_exact;   /* pack_compress stores just each chunk's packed bytes (masked) */
     int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
                              not multiples of 32 (its last move overlaps the one before) */
     int unroll_unpack;    /* unpacks of strided 4- to 32-byte runs unrolled (strided_SIZE) */
@@ -149,7 +154,8 @@ enum {
     GCOMMI_CPU_AVX2 = 2,
     GCOMMI_CPU_AVX512 = 4,
     GCOMMI_CPU_AMD = 8,
-    GCOMMI_CPU_ZEN4 = 16 /* AMD family 0x19 with AVX-512: Zen 3 has no AVX-512 */
+    GCOMMI_CPU_ZEN4 = 16, /* AMD family 0x19 with AVX-512: Zen 3 has no AVX-512 */
+    GCOMMI_CPU_VBMI2 = 32 /* AVX-512 VBMI2 (byte compress and expand) */
 };
 
 /* The flags of the CPU family GCOMM_PACK_CPU names instead of those found (`found`): so that one
@@ -159,7 +165,8 @@ static int cpu_flags_chosen(int found)
 {
     const char *want = gcommi_config()->pack_cpu;
     if (!want || !want[0] || strcmp(want, "auto") == 0) return found;
-    const int avx2 = found & GCOMMI_CPU_AVX2, avx512 = found & GCOMMI_CPU_AVX512;
+    const int avx2 = found & GCOMMI_CPU_AVX2,
+              avx512 = found & (GCOMMI_CPU_AVX512 | GCOMMI_CPU_VBMI2);
     int v = 0;
     if (strcmp(want, "generic") == 0) v = GCOMMI_CPU_KNOWN;
     else if (strcmp(want, "intel") == 0 && avx2) v = GCOMMI_CPU_KNOWN | avx2 | avx512;
@@ -180,16 +187,21 @@ static int cpu_flags_read(void)
     int v = GCOMMI_CPU_KNOWN;
     if (__builtin_cpu_supports("avx2")) v |= GCOMMI_CPU_AVX2;
     if (__builtin_cpu_supports("avx512f")) v |= GCOMMI_CPU_AVX512;
+    if ((v & GCOMMI_CPU_AVX512) && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vbmi2"))
+        v |= GCOMMI_CPU_VBMI2;
     if (__builtin_cpu_is("amd")) v |= GCOMMI_CPU_AMD;
     if ((v & GCOMMI_CPU_AMD) && (v & GCOMMI_CPU_AVX512) && cpu_family() == 0x19)
         v |= GCOMMI_CPU_ZEN4;
     v = cpu_flags_chosen(v);
-    GCOMM_LOG_INFO("datatype", "CPU engine: %s loops (AVX2 %s, AVX-512 %s; GCOMM_PACK_CPU=%s)",
+    GCOMM_LOG_INFO("datatype",
+                   "CPU engine: %s loops (AVX2 %s, AVX-512 %s, VBMI2 %s; GCOMM_PACK_CPU=%s)",
                    (v & GCOMMI_CPU_ZEN4)  ? "zen4"
                    : (v & GCOMMI_CPU_AMD) ? "amd"
                    : (v & GCOMMI_CPU_AVX2) ? "intel"
                                            : "generic",
                    (v & GCOMMI_CPU_AVX2) ? "yes" : "no", (v & GCOMMI_CPU_AVX512) ? "yes" : "no",
+                   (v & GCOMMI_CPU_VBMI2) ? "yes" : "no",
                    gcommi_config()->pack_cpu ? gcommi_config()->pack_cpu : "auto");
     return v;
 }
@@ -381,6 +393,8 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
+    c->compress = !(cpu & GCOMMI_CPU_VBMI2) ? 0 : amd ? GCOMMI_COMPRESS_NARROW : GCOMMI_COMPRESS_WIDE;
+    c->compress_exact = amd || c->streams;
     c->tile_nt = 0;
     c->tile8 = 0;
     c->tile32_nt = 0;
@@ -463,6 +477,8 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
+    c->compress = 0;
+    c->compress_exact = 0;
     c->gather_ilv = 0;
 }
 #endif

@@ -12,9 +12,13 @@
  * byte with a reference written block by block from the geometry, checks that the unpack restores
  * the blocks and leaves every gap byte as it was, and does each operation also in three ranges cut
  * inside blocks. Rows of 96-160 bytes at short strides, and of 192-1000 bytes in operations just
- * above and below 2 MiB, cover the rows loop (rows_vec) and its prefetch of the row ahead. */
+ * above and below 2 MiB, cover the rows loop (rows_vec) and its prefetch of the row ahead.
+ * Elements of 1-63 bytes at most 64 apart cover the byte compress and expand loops. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "block_check.h"
 #include "gcomm/datatype.h"
@@ -80,6 +84,64 @@ static void check_rows(int count, int first, int step, long stride)
     free(lens);
 }
 
+/* Memory of `bytes` bytes that ends where an inaccessible page begins: a load or store past its
+ * end faults. *map and *maplen: the mapping, for munmap. */
+static char *before_guard(size_t bytes, void **map, size_t *maplen)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t body = (bytes + page - 1) / page * page;
+    *maplen = body + page;
+    char *m = mmap(NULL, *maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    if (mprotect(m + body, page, PROT_NONE) != 0) {
+        munmap(m, *maplen);
+        return NULL;
+    }
+    *map = m;
+    return m + body - bytes;
+}
+
+/* count elements of n bytes, stride apart, whose last byte is the last one before an inaccessible
+ * page, packed into a packed buffer that ends at one too and unpacked from it: the byte compress
+ * and expand loops must not load or store past the last element nor past the packed bytes (a
+ * fault ends the test). The packed bytes and the unpacked elements are checked, the gaps too. */
+static void check_guarded(int count, int n, long stride)
+{
+    const size_t span = (size_t)(count - 1) * (size_t)stride + (size_t)n, packed = (size_t)count * n;
+    void *mt = NULL, *mp = NULL, *mu = NULL;
+    size_t lt = 0, lp = 0, lu = 0;
+    char *typed = before_guard(span, &mt, &lt), *pk = before_guard(packed, &mp, &lp);
+    char *out = before_guard(span, &mu, &lu);
+    gcomm_datatype t = GCOMM_DATATYPE_NULL;
+    if (!typed || !pk || !out) {
+        TEST_CHECK(0, "mmap of guarded buffers failed");
+        goto done;
+    }
+    for (size_t i = 0; i < span; i++) typed[i] = (char)(1 + gcommt_rand(&rng_state) % 255);
+    memset(out, 0x5a, span);
+    TEST_OK(gcomm_type_hvector(count, n, (ptrdiff_t)stride, GCOMM_BYTE, &t));
+    TEST_OK(gcomm_type_commit(&t));
+    size_t pos = 0;
+    TEST_OK(gcomm_pack(typed, 1, t, pk, packed, &pos));
+    TEST_CHECK(pos == packed, "guarded %d x %d, stride %ld: position %zu", count, n, stride, pos);
+    int bad = 0;
+    for (int e = 0; e < count; e++)
+        bad += memcmp(pk + (size_t)e * n, typed + (size_t)e * stride, (size_t)n) != 0;
+    pos = 0;
+    TEST_OK(gcomm_unpack(pk, packed, &pos, out, 1, t));
+    for (size_t i = 0; i < span; i++) {
+        const int in_elem = (long)(i % (size_t)stride) < n;
+        bad += in_elem ? out[i] != typed[i] : out[i] != 0x5a;
+    }
+    TEST_CHECK(bad == 0, "guarded %d x %d, stride %ld: %d wrong elements or bytes", count, n,
+               stride, bad);
+done:
+    gcomm_type_free(&t);
+    if (mt) munmap(mt, lt);
+    if (mp) munmap(mp, lp);
+    if (mu) munmap(mu, lu);
+}
+
 int main(void)
 {
     rng_state = gcommt_seed(0x2545F4914F6CDD1Dull);
@@ -142,6 +204,30 @@ int main(void)
                 geometries++;
             }
     }
+    /* elements of 1 to 63 bytes at most 64 apart, as AVX-512 VBMI2 CPUs pack them by byte
+     * compress and unpack them by byte expand with masked stores (pack_compress, unpack_expand:
+     * whole periods of stride / gcd(stride, 64) chunks of 64 bytes; the elements after the last
+     * whole period, or whose chunk loads would pass the last element's end, by the other loops),
+     * at strides of one byte more, twice the size, 8, 16, 24, 40 and 64 bytes: every period
+     * length from 1 to 16 chunks, and periods too long for the plan (17 bytes apart) */
+    static const int compress_counts[] = {1, 7, 33, 1000};
+    for (long n = 1; n < 64; n++) {
+        const long compress_strides[] = {n + 1, 2 * n, 8, 16, 24, 40, 64};
+        for (size_t j = 0; j < sizeof compress_strides / sizeof *compress_strides; j++) {
+            const long st = compress_strides[j];
+            if (st <= n || st > 64 || (j > 1 && (st == n + 1 || st == 2 * n))) continue;
+            for (size_t k = 0; k < sizeof compress_counts / sizeof *compress_counts; k++) {
+                check_vector(compress_counts[k], (int)n, st);
+                geometries++;
+            }
+        }
+    }
+    for (long n = 1; n < 64; n += 2) /* against inaccessible pages, odd sizes and a few even */
+        for (long st = n + 1; st <= 64; st += 3) {
+            check_guarded(1000, (int)n, st);
+            check_guarded(1000, (int)n + 1 < 64 ? (int)n + 1 : (int)n, st > n + 1 ? st : st + 1);
+            geometries += 2;
+        }
     /* rows of growing length (an indexed node's blocks), a page apart: lower_tri's (8-byte steps,
      * every packed row 8-byte aligned) in operations of 66 KiB, just under 1 MiB and just over
      * it, and odd steps (packed rows starting anywhere in a line) in operations of 10 KiB, 26 KiB
