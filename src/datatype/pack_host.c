@@ -6,7 +6,8 @@
  * of full_node()/full_vec(), and finishes with a partial child at the end. The fast loops are
  * specialised by shape: one memcpy for contiguous data, strided loops with fixed-size copies for
  * narrow vector blocks (byte compress and expand on CPUs with AVX-512 VBMI2 for elements of under
- * 64 bytes at most 64 apart, as in arrays of structs), one copy per block for wider vector blocks and indexed blocks of
+ * 64 bytes at most 64 apart, as in arrays of structs; a two-source permute for 4- and 8-byte
+ * elements every other one, with AVX-512), one copy per block for wider vector blocks and indexed blocks of
  * contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB by CPU, streaming
  * stores in operations larger than the caches, vector blocks gathered eight at a time), and a
  * tiled loop for vectors of vectors whose outer stride is the small one (a transpose), which would
@@ -115,6 +116,14 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         return;
     }
 #ifdef GCOMMI_HAVE_COMPRESS
+    if (c->pairs && (size == 4 || size == 8) && stride == 2 * size) {
+        const int64_t done = c->pack ? pack_pairs(c->packed, mem, size, count)
+                                     : unpack_pairs(c->packed, mem, size, count);
+        c->packed += done * size;
+        mem += done * stride;
+        count -= done;
+        if (count == 0) return;
+    }
     if (compress_fits(c, size, stride)) {
         compress_plan_t pl;
         const int64_t n = compress_plan(size, stride, &pl) ? compress_periods(&pl, size, stride, count) : 0;

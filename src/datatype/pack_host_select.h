@@ -49,6 +49,7 @@ typedef struct {
     int compress;         /* elements of fewer than 64 bytes at most 64 apart: pack_compress(),
                              unpack_expand(), GCOMMI_COMPRESS_NARROW or _WIDE (compress_fits) */
     int compress_exact;   /* pack_compress stores just each chunk's packed bytes (masked) */
+    int pairs;            /* 4- and 8-byte elements every other one: pack_pairs(), unpack_pairs() */
     int rows_odd;         /* rows_vec also takes rows of 129 to rows_vec_max bytes that are
                              not multiples of 32 (its last move overlaps the one before) */
     int unroll_unpack;    /* unpacks of strided 4- to 32-byte runs unrolled (strided_SIZE) */
@@ -395,6 +396,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->small_over = 0;
     c->compress = !(cpu & GCOMMI_CPU_VBMI2) ? 0 : amd ? GCOMMI_COMPRESS_NARROW : GCOMMI_COMPRESS_WIDE;
     c->compress_exact = amd || c->streams;
+    c->pairs = avx512 && !c->streams;
     c->tile_nt = 0;
     c->tile8 = 0;
     c->tile32_nt = 0;
@@ -479,6 +481,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->small_over = 0;
     c->compress = 0;
     c->compress_exact = 0;
+    c->pairs = 0;
     c->gather_ilv = 0;
 }
 #endif

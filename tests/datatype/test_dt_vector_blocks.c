@@ -228,6 +228,14 @@ int main(void)
             check_guarded(1000, (int)n + 1 < 64 ? (int)n + 1 : (int)n, st > n + 1 ? st : st + 1);
             geometries += 2;
         }
+    /* 4- and 8-byte elements every other one (pack_pairs, unpack_pairs on AVX-512 CPUs): packed
+     * sizes that are multiples of 64 bytes and not */
+    static const int pair_counts[] = {1000, 1024, 1031, 16, 17};
+    for (size_t k = 0; k < sizeof pair_counts / sizeof *pair_counts; k++) {
+        check_guarded(pair_counts[k], 4, 8);
+        check_guarded(pair_counts[k], 8, 16);
+        geometries += 2;
+    }
     /* rows of growing length (an indexed node's blocks), a page apart: lower_tri's (8-byte steps,
      * every packed row 8-byte aligned) in operations of 66 KiB, just under 1 MiB and just over
      * it, and odd steps (packed rows starting anywhere in a line) in operations of 10 KiB, 26 KiB
