@@ -128,7 +128,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         compress_plan_t pl;
         const int64_t n = compress_plan(size, stride, &pl) ? compress_periods(&pl, size, stride, count) : 0;
         if (n > 0) { /* the elements of n periods; those after them below */
-            if (c->pack) pack_compress(c->packed, mem, &pl, n, c->compress_exact);
+            if (c->pack) pack_compress(c->packed, mem, &pl, n, c->compress_exact,
+                                      c->compress == GCOMMI_COMPRESS_NARROW);
             else unpack_expand(c->packed, mem, &pl, n);
             const int64_t done = n * pl.elems;
             c->packed += done * size;

@@ -156,7 +156,7 @@ enum {
     GCOMMI_CPU_AVX512 = 4,
     GCOMMI_CPU_AMD = 8,
     GCOMMI_CPU_ZEN4 = 16, /* AMD family 0x19 with AVX-512: Zen 3 has no AVX-512 */
-    GCOMMI_CPU_VBMI2 = 32 /* AVX-512 VBMI2 (byte compress and expand) */
+    GCOMMI_CPU_VBMI2 = 32 /* AVX-512 VBMI and VBMI2 (byte permute, compress and expand) */
 };
 
 /* The flags of the CPU family GCOMM_PACK_CPU names instead of those found (`found`): so that one
@@ -189,7 +189,7 @@ static int cpu_flags_read(void)
     if (__builtin_cpu_supports("avx2")) v |= GCOMMI_CPU_AVX2;
     if (__builtin_cpu_supports("avx512f")) v |= GCOMMI_CPU_AVX512;
     if ((v & GCOMMI_CPU_AVX512) && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vbmi2"))
+        __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2"))
         v |= GCOMMI_CPU_VBMI2;
     if (__builtin_cpu_is("amd")) v |= GCOMMI_CPU_AMD;
     if ((v & GCOMMI_CPU_AMD) && (v & GCOMMI_CPU_AVX512) && cpu_family() == 0x19)
