@@ -7,13 +7,13 @@
  * specialised by shape: one memcpy for contiguous data, strided loops with fixed-size copies for
  * narrow vector blocks (byte compress and expand on CPUs with AVX-512 VBMI2 for elements of under
  * 64 bytes at most 64 apart, as in arrays of structs; a two-source permute for 4- and 8-byte
- * elements every other one, with AVX-512), one copy per block for wider vector blocks and indexed blocks of
- * contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB by CPU, streaming
- * stores in operations larger than the caches, vector blocks gathered eight at a time), and a
- * tiled loop for vectors of vectors whose outer stride is the small one (a transpose), which would
- * otherwise touch a new cache line and TLB page for every element. The loops themselves are in
- * pack_host_loops.h, and the choice among them for an operation (by CPU and size) in
- * pack_host_select.h. */
+ * elements every other one, with AVX-512), one copy per block for wider vector blocks and
+ * indexed blocks of contiguous elements (memcpy below 1 KiB, copy_vec or rep movsb from 1 KiB by
+ * CPU, streaming stores in operations larger than the caches, vector blocks gathered eight at a
+ * time), and a tiled loop for vectors of vectors whose outer stride is the small one (a
+ * transpose), which would otherwise touch a new cache line and TLB page for every element. The
+ * loops themselves are in pack_host_loops.h, and the choice among them for an operation (by CPU
+ * and size) in pack_host_select.h. */
 #include <stdint.h>
 #include <string.h>
 
@@ -126,7 +126,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
     }
     if (compress_fits(c, size, stride)) {
         compress_plan_t pl;
-        const int64_t n = compress_plan(size, stride, &pl) ? compress_periods(&pl, size, stride, count) : 0;
+        const int64_t n =
+            compress_plan(size, stride, &pl) ? compress_periods(&pl, size, stride, count) : 0;
         if (n > 0) { /* the elements of n periods; those after them below */
             if (c->pack) pack_compress(c->packed, mem, &pl, n, c->compress_exact,
                                       c->compress == GCOMMI_COMPRESS_NARROW);

@@ -363,15 +363,16 @@ static int64_t compress_periods(const compress_plan_t *pl, int64_t size, int64_t
 
 /* A pack's packed bytes of each chunk go out in one 64-byte store that runs on into the next
  * chunk's (which its own store then overwrites), or, with `exact`, in a masked store of just
- * those bytes: on Intel (machine B, 2026-11-30) the struct {double, int, int, char} packed 0.86-0.88x
- * the loop before at 4-16 MiB with the store that runs on and 1.08x with the exact one, which in
+ * those bytes: on Intel (machine B, 2026-11-30) the struct {double, int, int, char} packed
+ * 0.86-0.88x the loop before at 4-16 MiB with the store that runs on and 1.08x with the exact one, which in
  * the caches costs 12-22% for 12- and 20-byte elements there; on Zen 4 the two are even, or the
  * exact one 1.2x faster (12-byte elements 16 apart). With `permute` the chunk's bytes are gathered
  * by a byte permute (vpermb) whose indices, the places of the mask's bits, one compress of 0..63
  * gives once per call, instead of by a compress per chunk: on Zen 4 (machine D, 2026-11-30)
  * packs 1.03-1.30x faster at 4 KiB-4 MiB (1.0-1.2x at 1 KiB, 0.96-1.02x at 16 MiB), the elements
  * of Intel's rule there too (1.0-1.32x); not measured on an Intel CPU, which keeps the compress. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"), always_inline)) static inline void
+#define GCOMMI_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
+GCOMMI_TARGET_VBMI __attribute__((always_inline)) static inline void
 pack_compress_loop(char *p, const char *mem, const compress_plan_t *pl, int64_t periods,
                    const int exact, const int permute)
 {
@@ -394,7 +395,7 @@ pack_compress_loop(char *p, const char *mem, const compress_plan_t *pl, int64_t 
             p += pl->bytes[j];
         }
 }
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) static void
+GCOMMI_TARGET_VBMI static void
 pack_compress(char *p, const char *mem, const compress_plan_t *pl, int64_t periods, int exact,
               int permute)
 {
@@ -404,7 +405,7 @@ pack_compress(char *p, const char *mem, const compress_plan_t *pl, int64_t perio
     else pack_compress_loop(p, mem, pl, periods, 0, 0);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vbmi2"))) static void
+GCOMMI_TARGET_VBMI static void
 unpack_expand(const char *p, char *mem, const compress_plan_t *pl, int64_t periods)
 {
     for (int64_t g = 0; g < periods; g++)

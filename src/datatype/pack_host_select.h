@@ -394,7 +394,9 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
-    c->compress = !(cpu & GCOMMI_CPU_VBMI2) ? 0 : amd ? GCOMMI_COMPRESS_NARROW : GCOMMI_COMPRESS_WIDE;
+    c->compress = !(cpu & GCOMMI_CPU_VBMI2) ? 0
+                  : amd                     ? GCOMMI_COMPRESS_NARROW
+                                            : GCOMMI_COMPRESS_WIDE;
     c->compress_exact = amd || c->streams;
     c->pairs = avx512 && !c->streams;
     c->tile_nt = 0;

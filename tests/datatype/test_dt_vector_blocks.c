@@ -107,7 +107,8 @@ static char *before_guard(size_t bytes, void **map, size_t *maplen)
  * fault ends the test). The packed bytes and the unpacked elements are checked, the gaps too. */
 static void check_guarded(int count, int n, long stride)
 {
-    const size_t span = (size_t)(count - 1) * (size_t)stride + (size_t)n, packed = (size_t)count * n;
+    const size_t span = (size_t)(count - 1) * (size_t)stride + (size_t)n;
+    const size_t packed = (size_t)count * (size_t)n;
     void *mt = NULL, *mp = NULL, *mu = NULL;
     size_t lt = 0, lp = 0, lu = 0;
     char *typed = before_guard(span, &mt, &lt), *pk = before_guard(packed, &mp, &lp);
