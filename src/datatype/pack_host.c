@@ -105,8 +105,7 @@ GCOMMI_STRIDED_COPY(32)
  * GCOMMI_COMPRESS_AMD_WIDE_COUNT elements and more (Zen 4, against the rule of 16 apart, 16
  * KiB-16 MiB: the struct 1.03-1.10x pack and 1.12-1.24x unpack, 20 / 24 0.97-1.22x, 18 / 20
  * 1.07-1.48x; without the floor on the count mostly 0.46-0.98x at 1-4 KiB, where the period's
- * masks cost;
- * up to 36 apart, 12 / 24 unpacked 0.88-0.94x and 24 / 32 and 17 / 32 0.75-0.99x). */
+ * masks cost; up to 36 apart, 12 / 24 unpacked 0.88-0.94x and 24 / 32 and 17 / 32 0.75-0.99x). */
 #define GCOMMI_COMPRESS_AMD_WIDE_COUNT 512
 static inline int compress_fits(const ctx_t *c, int64_t size, int64_t stride, int64_t count)
 {
@@ -115,6 +114,16 @@ static inline int compress_fits(const ctx_t *c, int64_t size, int64_t stride, in
     if ((size & (size - 1)) == 0) return 0;
     if (c->compress == GCOMMI_COMPRESS_WIDE || stride <= 16) return 1;
     return stride <= 24 && 2 * size > stride && count >= GCOMMI_COMPRESS_AMD_WIDE_COUNT;
+}
+
+/* Moves past the first `done` of *count elements, which a loop has copied; 1 when none is left. */
+static inline int skip_done(ctx_t *c, char **mem, int64_t *count, int64_t size, int64_t stride,
+                            int64_t done)
+{
+    c->packed += done * size;
+    *mem += done * stride;
+    *count -= done;
+    return *count == 0;
 }
 #endif
 
@@ -125,27 +134,21 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         return;
     }
 #ifdef GCOMMI_HAVE_COMPRESS
+    /* Each takes the elements it can from the first on; the rest go on to the loops below. */
     if (c->pairs && (size == 4 || size == 8) && stride == 2 * size) {
         const int64_t done = c->pack ? pack_pairs(c->packed, mem, size, count)
                                      : unpack_pairs(c->packed, mem, size, count);
-        c->packed += done * size;
-        mem += done * stride;
-        count -= done;
-        if (count == 0) return;
+        if (skip_done(c, &mem, &count, size, stride, done)) return;
     }
     if (compress_fits(c, size, stride, count)) {
         compress_plan_t pl;
         const int64_t n =
             compress_plan(size, stride, &pl) ? compress_periods(&pl, size, stride, count) : 0;
-        if (n > 0) { /* the elements of n periods; those after them below */
+        if (n > 0) { /* the elements of n periods */
             if (c->pack) pack_compress(c->packed, mem, &pl, n, c->compress_exact,
                                       c->compress == GCOMMI_COMPRESS_NARROW);
             else unpack_expand(c->packed, mem, &pl, n);
-            const int64_t done = n * pl.elems;
-            c->packed += done * size;
-            mem += done * stride;
-            count -= done;
-            if (count == 0) return;
+            if (skip_done(c, &mem, &count, size, stride, n * pl.elems)) return;
         }
     }
 #endif

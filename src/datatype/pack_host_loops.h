@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "datatype/layout.h"
+
 typedef void (*copy_fn_t)(char *dst, const char *src, size_t n);
 
 /* Zen 4, operations in the cache: a vector's blocks of _BLOCK_MIN to _BLOCK_MAX bytes, a page or
@@ -327,13 +329,7 @@ typedef struct {
  * period is longer than GCOMMI_COMPRESS_PERIOD_MAX chunks. */
 static int compress_plan(int64_t size, int64_t stride, compress_plan_t *pl)
 {
-    int64_t a = stride, b = 64;
-    while (b) {
-        const int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    pl->period = stride / a;
+    pl->period = stride / gcommi_gcd64(stride, 64);
     if (pl->period > GCOMMI_COMPRESS_PERIOD_MAX) return 0;
     pl->elems = 64 * pl->period / stride;
     memset(pl->mask, 0, sizeof pl->mask);
@@ -364,13 +360,14 @@ static int64_t compress_periods(const compress_plan_t *pl, int64_t size, int64_t
 /* A pack's packed bytes of each chunk go out in one 64-byte store that runs on into the next
  * chunk's (which its own store then overwrites), or, with `exact`, in a masked store of just
  * those bytes: on Intel (machine B, 2026-11-30) the struct {double, int, int, char} packed
- * 0.86-0.88x the loop before at 4-16 MiB with the store that runs on and 1.08x with the exact one, which in
- * the caches costs 12-22% for 12- and 20-byte elements there; on Zen 4 the two are even, or the
- * exact one 1.2x faster (12-byte elements 16 apart). With `permute` the chunk's bytes are gathered
- * by a byte permute (vpermb) whose indices, the places of the mask's bits, one compress of 0..63
- * gives once per call, instead of by a compress per chunk: on Zen 4 (machine D, 2026-11-30)
- * packs 1.03-1.30x faster at 4 KiB-4 MiB (1.0-1.2x at 1 KiB, 0.96-1.02x at 16 MiB), the elements
- * of Intel's rule there too (1.0-1.32x); not measured on an Intel CPU, which keeps the compress. */
+ * 0.86-0.88x the loop before at 4-16 MiB with the store that runs on and 1.08x with the exact
+ * one, which in the caches costs 12-22% for 12- and 20-byte elements there; on Zen 4 the two are
+ * even, or the exact one 1.2x faster (12-byte elements 16 apart). With `permute` the chunk's
+ * bytes are gathered by a byte permute (vpermb) whose indices, the places of the mask's bits, one
+ * compress of 0..63 gives once per call, instead of by a compress per chunk: on Zen 4 (machine D,
+ * 2026-11-30) packs 1.03-1.30x faster at 4 KiB-4 MiB (1.0-1.2x at 1 KiB, 0.96-1.02x at 16 MiB),
+ * the elements of Intel's rule there too (1.0-1.32x); not measured on an Intel CPU, which keeps
+ * the compress. */
 #define GCOMMI_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
 GCOMMI_TARGET_VBMI __attribute__((always_inline)) static inline void
 pack_compress_loop(char *p, const char *mem, const compress_plan_t *pl, int64_t periods,
