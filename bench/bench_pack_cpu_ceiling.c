@@ -969,26 +969,20 @@ INLINE TGT_AVX2 int rd_ilv8(const geom_t *g, const char *t, int strided, int des
     bound_sink_set(acc);
     return 0;
 }
-TGT_AVX2 static int op_rd_ilv8_pack(void *arg)
-{
-    const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->src, 1, 0, b->ilv_ahead);
-}
-TGT_AVX2 static int op_rd_ilv8_unpack(void *arg)
-{
-    const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->out, 0, 0, b->ilv_ahead);
-}
-TGT_AVX2 static int op_rd_ilv8_desc_pack(void *arg)
-{
-    const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->src, 1, 1, b->ilv_ahead);
-}
-TGT_AVX2 static int op_rd_ilv8_desc_unpack(void *arg)
-{
-    const bufs_t *b = arg;
-    return rd_ilv8(b->g, (const char *)b->out, 0, 1, b->ilv_ahead);
-}
+/* rd_ilv8's pack reads the strided source, its unpack the packed stream; DESC: rd_ilv8's desc. */
+#define DEFINE_RD_ILV8_OPS(NAME, DESC)                                                          \
+    TGT_AVX2 static int op_##NAME##_pack(void *arg)                                           \
+    {                                                                                         \
+        const bufs_t *b = arg;                                                                \
+        return rd_ilv8(b->g, (const char *)b->src, 1, DESC, b->ilv_ahead);                    \
+    }                                                                                         \
+    TGT_AVX2 static int op_##NAME##_unpack(void *arg)                                         \
+    {                                                                                         \
+        const bufs_t *b = arg;                                                                \
+        return rd_ilv8(b->g, (const char *)b->out, 0, DESC, b->ilv_ahead);                    \
+    }
+DEFINE_RD_ILV8_OPS(rd_ilv8, 0)
+DEFINE_RD_ILV8_OPS(rd_ilv8_desc, 1)
 
 /* ilv2 and ilv4: W blocks at a time, 128 bytes of each in turn, by ordinary stores, and the
  * bytes of each block past its last whole 128 by cp_avx2 after the group; pack and unpack the
