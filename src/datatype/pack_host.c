@@ -100,8 +100,8 @@ GCOMMI_STRIDED_COPY(32)
  * Zen 4, the struct {double, int, int, char} (17 / 24) 1.07-1.97x on Intel (on Zen 4 0.97x packing
  * in the cache, so left out there), 20 / 24 1.0-2.1x, 33 / 36 1.7-4.3x, 63 / 64 1.3-3.1x; left
  * out everywhere, measured slower with it: 4 / 16 0.7-0.75x, 2 / 16 0.7-0.85x, 16 / 24 0.6-0.85x,
- * 8 / 16 (vector_bl1) unpack 0.75-1.0x. On AMD, with the byte permute for packs, elements of more
- * than half their stride up to 24 bytes apart take them too in runs of
+ * 8 / 16 (vector_bl1) unpack 0.75-1.0x. On AMD, with the byte permute for packs (pack_compress),
+ * elements of more than half their stride up to 24 bytes apart take them too in runs of
  * GCOMMI_COMPRESS_AMD_WIDE_COUNT elements and more (Zen 4, against the rule of 16 apart, 16
  * KiB-16 MiB: the struct 1.03-1.10x pack and 1.12-1.24x unpack, 20 / 24 0.97-1.22x, 18 / 20
  * 1.07-1.48x; without the floor on the count mostly 0.46-0.98x at 1-4 KiB, where the period's
@@ -145,8 +145,7 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         const int64_t n =
             compress_plan(size, stride, &pl) ? compress_periods(&pl, size, stride, count) : 0;
         if (n > 0) { /* the elements of n periods */
-            if (c->pack) pack_compress(c->packed, mem, &pl, n, c->compress_exact,
-                                      c->compress == GCOMMI_COMPRESS_NARROW);
+            if (c->pack) pack_compress(c->packed, mem, &pl, n, c->compress_exact);
             else unpack_expand(c->packed, mem, &pl, n);
             if (skip_done(c, &mem, &count, size, stride, n * pl.elems)) return;
         }

@@ -357,49 +357,42 @@ static int64_t compress_periods(const compress_plan_t *pl, int64_t size, int64_t
     return n;
 }
 
-/* A pack's packed bytes of each chunk go out in one 64-byte store that runs on into the next
- * chunk's (which its own store then overwrites), or, with `exact`, in a masked store of just
- * those bytes: on Intel (machine B, 2026-11-30) the struct {double, int, int, char} packed
- * 0.86-0.88x the loop before at 4-16 MiB with the store that runs on and 1.08x with the exact
- * one, which in the caches costs 12-22% for 12- and 20-byte elements there; on Zen 4 the two are
- * even, or the exact one 1.2x faster (12-byte elements 16 apart). With `permute` the chunk's
- * bytes are gathered by a byte permute (vpermb) whose indices, the places of the mask's bits, one
- * compress of 0..63 gives once per call, instead of by a compress per chunk: on Zen 4 (machine D,
- * 2026-11-30) packs 1.03-1.30x faster at 4 KiB-4 MiB (1.0-1.2x at 1 KiB, 0.96-1.02x at 16 MiB),
- * the elements of Intel's rule there too (1.0-1.32x); not measured on an Intel CPU, which keeps
- * the compress. */
+/* A pack gathers each chunk's element bytes with a byte permute (vpermb) whose indices, the
+ * places of the mask's bits, one compress of 0..63 per chunk of the period gives once per call.
+ * Against a compress (vpcompressb) per chunk: on Zen 4 (machine D, 2026-11-30) packs 1.03-1.30x
+ * faster at 4 KiB-4 MiB (1.0-1.2x at 1 KiB, 0.96-1.02x at 16 MiB); on Emerald Rapids (machine B,
+ * 2026-11-30, bench_pack_ab, 1 KiB-16 MiB, nine element shapes) 1.016x in geometric mean
+ * (0.97-1.21x; the unchanged unpacks 0.991x in the same runs).
+ * The chunk's packed bytes go out in one 64-byte store that runs on into the next chunk's (which
+ * its own store then overwrites), or, with `exact`, in a masked store of just those bytes: on
+ * Intel (machine B, 2026-11-30) the struct {double, int, int, char} packed 0.86-0.88x the loop
+ * before at 4-16 MiB with the store that runs on and 1.08x with the exact one, which in the caches
+ * costs 12-22% for 12- and 20-byte elements there; on Zen 4 the two are even, or the exact one
+ * 1.2x faster (12-byte elements 16 apart). */
 #define GCOMMI_TARGET_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
 GCOMMI_TARGET_VBMI __attribute__((always_inline)) static inline void
 pack_compress_loop(char *p, const char *mem, const compress_plan_t *pl, int64_t periods,
-                   const int exact, const int permute)
+                   const int exact)
 {
+    const __m512i iota = _mm512_set_epi8(
+        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
+        40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
+        17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     __m512i idx[GCOMMI_COMPRESS_PERIOD_MAX];
-    if (permute) {
-        const __m512i iota = _mm512_set_epi8(
-            63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42,
-            41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20,
-            19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-        for (int64_t j = 0; j < pl->period; j++)
-            idx[j] = _mm512_maskz_compress_epi8(pl->mask[j], iota);
-    }
+    for (int64_t j = 0; j < pl->period; j++) idx[j] = _mm512_maskz_compress_epi8(pl->mask[j], iota);
     for (int64_t g = 0; g < periods; g++)
         for (int64_t j = 0; j < pl->period; j++, mem += 64) {
-            const __m512i v = _mm512_loadu_si512((const void *)mem);
-            const __m512i c = permute ? _mm512_permutexvar_epi8(idx[j], v)
-                                      : _mm512_maskz_compress_epi8(pl->mask[j], v);
+            const __m512i c = _mm512_permutexvar_epi8(idx[j], _mm512_loadu_si512((const void *)mem));
             if (exact) _mm512_mask_storeu_epi8((void *)p, ((uint64_t)1 << pl->bytes[j]) - 1, c);
             else _mm512_storeu_si512((void *)p, c);
             p += pl->bytes[j];
         }
 }
 GCOMMI_TARGET_VBMI static void
-pack_compress(char *p, const char *mem, const compress_plan_t *pl, int64_t periods, int exact,
-              int permute)
+pack_compress(char *p, const char *mem, const compress_plan_t *pl, int64_t periods, int exact)
 {
-    if (permute && exact) pack_compress_loop(p, mem, pl, periods, 1, 1);
-    else if (permute) pack_compress_loop(p, mem, pl, periods, 0, 1);
-    else if (exact) pack_compress_loop(p, mem, pl, periods, 1, 0);
-    else pack_compress_loop(p, mem, pl, periods, 0, 0);
+    if (exact) pack_compress_loop(p, mem, pl, periods, 1);
+    else pack_compress_loop(p, mem, pl, periods, 0);
 }
 
 GCOMMI_TARGET_VBMI static void
