@@ -166,20 +166,21 @@ static int cpu_flags_chosen(int found)
 {
     const char *want = gcommi_config()->pack_cpu;
     if (!want || !want[0] || strcmp(want, "auto") == 0) return found;
+    /* The families with AVX-512 take its VBMI2 extension with it where this CPU has it. */
     const int avx2 = found & GCOMMI_CPU_AVX2,
-              avx512 = found & (GCOMMI_CPU_AVX512 | GCOMMI_CPU_VBMI2);
+              avx512_bits = found & (GCOMMI_CPU_AVX512 | GCOMMI_CPU_VBMI2);
     int v = 0;
     if (strcmp(want, "generic") == 0) v = GCOMMI_CPU_KNOWN;
-    else if (strcmp(want, "intel") == 0 && avx2) v = GCOMMI_CPU_KNOWN | avx2 | avx512;
+    else if (strcmp(want, "intel") == 0 && avx2) v = GCOMMI_CPU_KNOWN | avx2 | avx512_bits;
     else if (strcmp(want, "amd") == 0 && avx2)
-        v = GCOMMI_CPU_KNOWN | avx2 | avx512 | GCOMMI_CPU_AMD;
-    else if (strcmp(want, "zen4") == 0 && avx2 && avx512)
-        v = GCOMMI_CPU_KNOWN | avx2 | avx512 | GCOMMI_CPU_AMD | GCOMMI_CPU_ZEN4;
+        v = GCOMMI_CPU_KNOWN | avx2 | avx512_bits | GCOMMI_CPU_AMD;
+    else if (strcmp(want, "zen4") == 0 && avx2 && avx512_bits)
+        v = GCOMMI_CPU_KNOWN | avx2 | avx512_bits | GCOMMI_CPU_AMD | GCOMMI_CPU_ZEN4;
     if (v) return v;
     GCOMM_LOG_WARN("datatype",
                    "GCOMM_PACK_CPU=%s is not auto, zen4, amd, intel or generic, or needs "
                    "instructions this CPU lacks (AVX2: %s, AVX-512: %s); using auto",
-                   want, avx2 ? "yes" : "no", avx512 ? "yes" : "no");
+                   want, avx2 ? "yes" : "no", avx512_bits ? "yes" : "no");
     return found;
 }
 
