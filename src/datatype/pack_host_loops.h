@@ -41,9 +41,9 @@ static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
         memcpy((dst) + (n) - sizeof b_, &b_, sizeof b_);                                       \
     } while (0)
 
-/* The pairs' temporaries. copy_small's are byte arrays, which leave GCC's object code as it was
- * measured: typed ones there changed it throughout the file and moved packs of 5- to 24-byte
- * elements by 0.69-1.48x from run to run (2026-11-29). The unpack of small elements
+/* The pairs' temporaries. copy_small's below 32 bytes are byte arrays, which leave GCC's object
+ * code as it was measured: typed ones there changed it throughout the file and moved packs of 5- to
+ * 24-byte elements by 0.69-1.48x from run to run (2026-11-29). The unpack of small elements
  * (small_exact_loop) takes integers and a 16-byte vector (GCC's vector extension, also in clang):
  * with byte arrays there clang 14 kept the 16-byte pair on the stack and unpacked 17-byte struct
  * elements at 0.69x (bench_pack_ab, machine D, 2026-11-29); GCC compiles both alike. */
@@ -55,11 +55,27 @@ typedef char gcommi_bytes32_t[32];
 typedef uint8_t gcommi_v16_t __attribute__((vector_size(16)));
 
 /* Copies 1 <= n <= 64 bytes as two overlapping fixed-size moves instead of a memcpy call per
- * odd-sized element, e.g. a 17-byte struct. */
+ * odd-sized element, e.g. a 17-byte struct. From 32 bytes, four 16-byte vectors, all loaded before
+ * the first store: with a pair of 32-byte byte arrays GCC 12 also stored all four halves to the
+ * stack (dead stores, one per move), and on Emerald Rapids (machine B, 2026-11-30, bench_pack_ab
+ * against that) elements of 33-64 bytes that take this copy moved 1.24-3.17x faster at 4 KiB-16
+ * MiB (64 bytes every 128, 33 or 63 every 72), subarray4d's 64-byte rows at 16 KiB packed 1.77x and
+ * unpacked 2.32x faster (0.80 / 0.72x MPI_Pack before); elements that take other loops even. */
 static inline void copy_small(char *dst, const char *src, size_t n)
 {
-    if (n >= 32) GCOMMI_COPY_PAIR(dst, src, n, gcommi_bytes32_t);
-    else if (n >= 16) GCOMMI_COPY_PAIR(dst, src, n, gcommi_bytes16_t);
+    if (n >= 32) {
+        gcommi_v16_t a, b, x, y;
+        memcpy(&a, src, 16);
+        memcpy(&b, src + 16, 16);
+        memcpy(&x, src + n - 32, 16);
+        memcpy(&y, src + n - 16, 16);
+        memcpy(dst, &a, 16);
+        memcpy(dst + 16, &b, 16);
+        memcpy(dst + n - 32, &x, 16);
+        memcpy(dst + n - 16, &y, 16);
+        return;
+    }
+    if (n >= 16) GCOMMI_COPY_PAIR(dst, src, n, gcommi_bytes16_t);
     else if (n >= 8) GCOMMI_COPY_PAIR(dst, src, n, gcommi_bytes8_t);
     else if (n >= 4) GCOMMI_COPY_PAIR(dst, src, n, gcommi_bytes4_t);
     else if (n >= 2) GCOMMI_COPY_PAIR(dst, src, n, gcommi_bytes2_t);
