@@ -92,6 +92,15 @@ typedef struct {
  * copy_vec_adst), and from 1 MiB, out of the L2, they tie. */
 #define GCOMMI_VEC_ADST_MIN ((size_t)64 << 10)
 #define GCOMMI_VEC_ADST_MAX ((size_t)1 << 20)
+/* Intel: operations of at most this many bytes copy blocks of GCOMMI_MID_MIN bytes and more with
+ * libc's memcpy, not rep movsb, whose start-up a block of 1-2 KiB pays while the data sits in the
+ * L1. bench_pack_ab on Emerald Rapids (machine B, 2026-11-30), memcpy against rep movsb in
+ * operations below 32 KiB: 3-8 KiB 1.19-1.74x (vector_bl256, hvectors of 1, 1.5 and 2 KiB rows
+ * twice or 2.7 times their length apart; 4 KiB rows, lower_tri and subarray4d even), but 16 KiB
+ * 0.68-0.95x, where a shape of half density (48 KiB with the packed bytes) fills the 48 KiB L1
+ * and rep movsb moves lines from the L2 faster, and 32 KiB even. copy_vec instead of memcpy:
+ * 1.04-1.55x at 3-8 KiB. */
+#define GCOMMI_L1_OPS_MAX ((size_t)8 << 10)
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -309,6 +318,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->mid = !avx2                               ? copy_plain
              : (c->pack && amd) || zen4            ? copy_vec
              : avx512 && amd                       ? copy_unpack_lines
+             : !amd && bytes <= GCOMMI_L1_OPS_MAX ? copy_plain
              : !amd && bytes >= GCOMMI_VEC_ADST_MIN && bytes < GCOMMI_VEC_ADST_MAX
                  ? copy_vec_adst
                  : copy_movsb;
