@@ -7,7 +7,7 @@
 #include "common/log.h"
 
 static _Thread_local char gcommi_detail[512];
-_Thread_local const char *gcommi_api_name;
+_Thread_local const char *gcommi_api_name GCOMMI_TLS_IE;
 
 const char *gcomm_error_string(int code)
 {

@@ -496,15 +496,21 @@ static void part_node(ctx_t *c, const gcommi_dl_t *n, char *origin, int64_t skip
 static void part_vec(ctx_t *c, const gcommi_dl_t *ch, char *base, int64_t stride, int64_t skip,
                      int64_t len)
 {
-    int64_t cs = ch->size;
-    int64_t i = skip / cs, off = skip % cs;
+    const int64_t cs = ch->size;
+    /* Whole operations start at 0 and most are one instance: no 64-bit division (a 1 KiB pack
+     * spent 5% of its time in part_vec's on Zen 4, perf, 2026-11-30). */
+    int64_t i = 0, off = 0;
+    if (skip) {
+        i = skip / cs;
+        off = skip % cs;
+    }
     if (off) {
         int64_t take = cs - off < len ? cs - off : len;
         part_node(c, ch, base + i * stride, off, take);
         len -= take;
         i++;
     }
-    int64_t full = len / cs;
+    const int64_t full = len == cs ? 1 : len < cs ? 0 : len / cs;
     if (full) {
         full_vec(c, ch, base + i * stride, stride, full);
         i += full;
