@@ -226,10 +226,12 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         if (f == copy_plain) { /* a direct memcpy call, not one through a pointer as well */
             if (c->pack)
                 GCOMMI_NO_UNROLL
-                for (int64_t i = 0; i < count; i++) memcpy(p + i * size, mem + i * stride, (size_t)size);
+                for (int64_t i = 0; i < count; i++)
+                    memcpy(p + i * size, mem + i * stride, (size_t)size);
             else
                 GCOMMI_NO_UNROLL
-                for (int64_t i = 0; i < count; i++) memcpy(mem + i * stride, p + i * size, (size_t)size);
+                for (int64_t i = 0; i < count; i++)
+                    memcpy(mem + i * stride, p + i * size, (size_t)size);
         } else if (c->pack) {
             for (int64_t i = 0; i < count; i++) f(p + i * size, mem + i * stride, (size_t)size);
         } else {

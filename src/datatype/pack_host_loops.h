@@ -398,7 +398,8 @@ pack_compress_loop(char *p, const char *mem, const compress_plan_t *pl, int64_t 
     for (int64_t j = 0; j < pl->period; j++) idx[j] = _mm512_maskz_compress_epi8(pl->mask[j], iota);
     for (int64_t g = 0; g < periods; g++)
         for (int64_t j = 0; j < pl->period; j++, mem += 64) {
-            const __m512i c = _mm512_permutexvar_epi8(idx[j], _mm512_loadu_si512((const void *)mem));
+            const __m512i v = _mm512_loadu_si512((const void *)mem);
+            const __m512i c = _mm512_permutexvar_epi8(idx[j], v);
             if (exact) _mm512_mask_storeu_epi8((void *)p, ((uint64_t)1 << pl->bytes[j]) - 1, c);
             else _mm512_storeu_si512((void *)p, c);
             p += pl->bytes[j];
@@ -720,8 +721,9 @@ static void copy_stream_pack(char *dst, const char *src, size_t n)
  * 1.55-1.57x -> 1.64-1.67 / 1.54-1.80x (2026-11-29). */
 #define GCOMMI_GATHER_WAYS 8
 #define GCOMMI_GATHER_LINES_MIN 128
-__attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const char *mem, int64_t size,
-                                                             int64_t stride, int64_t count)
+__attribute__((target("avx2"))) static void gather_stream_ilv(char *p, const char *mem,
+                                                             int64_t size, int64_t stride,
+                                                             int64_t count)
 {
     const int W = GCOMMI_GATHER_WAYS;
     int64_t b = 0;
@@ -927,8 +929,10 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * 5-7 MiB packed: vector_bl256 1.04-1.29x, 1.5 KiB every 4 KiB 1.00-1.31x, 3 KiB 0.98-1.05x;
  * without it vector_bl256 packed at 0.92-0.97x MPI_Pack there), where 2 KiB every 6 or 8 KiB
  * lost 3-18% at 3-4 MiB (12-16 MiB span) and 2 KiB every 4160-5120 bytes measured 0.95-1.26x.
- * For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also walking only rows of up
- * to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB), so indexed nodes keep the first
+ * For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also
+ * walking only rows of up to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB; for unpacks
+ * alone, bench_pack_ab on machine D, 2026-11-30: 1.03-1.04x at 1 MiB, 0.91-0.93x at 4 MiB,
+ * 0.97-1.00x at 256 KiB-2 MiB), so indexed nodes keep the first
  * line. The copy is vec_bytes' loop written again with the prefetches, not vec_bytes with an
  * empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
