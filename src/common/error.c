@@ -7,7 +7,7 @@
 #include "common/log.h"
 
 static _Thread_local char gcommi_detail[512];
-_Thread_local const char *gcommi_api_name GCOMMI_TLS_IE;
+_Thread_local const char *gcommi_api_name;
 
 const char *gcomm_error_string(int code)
 {
