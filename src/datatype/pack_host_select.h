@@ -97,9 +97,9 @@ typedef struct {
  * L1. bench_pack_ab on Emerald Rapids (machine B, 2026-11-30), memcpy against rep movsb in
  * operations below 32 KiB: 3-8 KiB 1.19-1.74x (vector_bl256, hvectors of 1, 1.5 and 2 KiB rows
  * twice or 2.7 times their length apart; 4 KiB rows, lower_tri and subarray4d even), but 16 KiB
- * 0.68-0.95x, where a shape of half density (48 KiB with the packed bytes) fills the 48 KiB L1
- * and rep movsb moves lines from the L2 faster, and 32 KiB even. copy_vec instead of memcpy:
- * 1.04-1.55x at 3-8 KiB. */
+ * 0.68-0.95x (1.5 KiB rows even), where a shape of half density (48 KiB with the packed bytes)
+ * fills the 48 KiB L1 and rep movsb moves lines from the L2 faster, and 32 KiB even. copy_vec
+ * instead of memcpy: 1.04-1.55x at 3-8 KiB. */
 #define GCOMMI_L1_OPS_MAX ((size_t)8 << 10)
 
 #if defined(__x86_64__)
