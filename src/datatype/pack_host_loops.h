@@ -329,9 +329,9 @@ __attribute__((target("avx2"), noinline)) static void unpack_small_exact(char *p
 
 /* Elements of fewer than 64 bytes at most 64 apart (arrays of structs, strided scalars), with
  * AVX-512 VBMI2's byte compress and expand: the typed side is read in 64-byte chunks from the
- * first element on, and the bytes of a chunk that belong to elements are packed by one vpcompressb
- * (a pack) or spread by one vpexpandb and a masked store that leaves the gaps as they are (an
- * unpack). Which bytes of a chunk are element bytes repeats every stride / gcd(stride, 64) chunks
+ * first element on, and the bytes of a chunk that belong to elements are gathered by one byte
+ * permute (a pack, vpermb, its indices from one vpcompressb per chunk of the period) or spread by
+ * one vpexpandb and a masked store that leaves the gaps as they are (an unpack). Which bytes of a chunk are element bytes repeats every stride / gcd(stride, 64) chunks
  * (the plan: that many masks, at most GCOMMI_COMPRESS_PERIOD_MAX). */
 #define GCOMMI_COMPRESS_PERIOD_MAX 16
 typedef struct {
