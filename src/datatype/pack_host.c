@@ -197,13 +197,13 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
             (size % 32 == 0 || (c->rows_odd && size > 128))) {
             if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
             else rows_vec(p, mem, size, stride, count, c->pack,
-                          c->pf_line ? GCOMMI_ROWS_PF_AHEAD : 0);
+                          c->pf_strided ? GCOMMI_ROWS_PF_AHEAD : 0);
             c->packed = p + count * size;
             return;
         }
 #endif
 #ifdef GCOMMI_HAVE_VEC_PF
-        if (c->pf_line && f == copy_vec) {
+        if (c->pf_strided && f == copy_vec) {
             const int64_t astride = abs64(stride);
             const int64_t span_max = astride == GCOMMI_PAGE ? GCOMMI_PF_WALK_SPAN_MAX_PAGE
                                                             : GCOMMI_PF_WALK_SPAN_MAX;

@@ -163,18 +163,18 @@ __attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *
  * and 0.82-0.93x -> 0.96-0.98x at 64-256 MiB, but subarray4d's 256-byte rows packed at 0.76x
  * against 1.00-1.16x with memcpy at 16-64 MiB (GCOMMI_ROWS_VEC_MAX_AMD). Streaming stores for
  * such rows (aligned whole lines) measured 0.71-0.74x at 64-256 MiB: see stream_min_block.
- * ahead > 0 (c->pf_line: Zen 4, operations in the cache): the first line of the row `ahead` rows
- * on is prefetched (GCOMMI_ROWS_PF_AHEAD). bench_pack_cpu on machine D (2026-11-29, this against
- * no prefetch in one build, three alternating rounds), vector_bl16 (128-byte rows 256 bytes
- * apart), x MPI_Pack / % of memcpy: 1 MiB pack 0.96-1.04x / 83-85% -> 1.13-1.16x / 97-98%, unpack
- * 0.98-1.01x / 79-80% -> 1.16-1.25x / 96-98%; 4 MiB pack 1.03-1.05x / 68-72% -> 1.09-1.14x /
- * 75-78%, unpack 1.03-1.09x / 65-69% -> 1.17-1.25x / 77-78%; 64 KiB unchanged. Distances of 8
- * to 32 rows measured alike from 1 MiB, 2 and 4 lower in some rounds; 8 was the best at 256 KiB
- * (unpack 89-90% -> 97%). The same for subarray4d's 256-byte rows (rows_vec_max raised on Zen 4
- * in the cache) gained at 4 MiB (1.03-1.04x -> 1.14-1.15x pack) but not at 64 KiB-1 MiB
- * (0.83-1.12x against 0.88-1.15x), and the prefetch in their memcpy per row lost 0.03-0.06x at
- * 1 MiB (docs/BENCHMARKS.md, session 32): below GCOMMI_ROWS_WIDE_MIN those rows keep one memcpy
- * each, without it; from there they come here (select_copies). */
+ * ahead > 0 (c->pf_strided: Zen 4, operations in the cache from GCOMMI_PF_STRIDED_MIN): the first
+ * line of the row `ahead` rows on is prefetched (GCOMMI_ROWS_PF_AHEAD). bench_pack_cpu on machine D
+ * (2026-11-29, this against no prefetch in one build, three alternating rounds), vector_bl16
+ * (128-byte rows 256 bytes apart), x MPI_Pack / % of memcpy: 1 MiB pack 0.96-1.04x / 83-85% ->
+ * 1.13-1.16x / 97-98%, unpack 0.98-1.01x / 79-80% -> 1.16-1.25x / 96-98%; 4 MiB pack 1.03-1.05x /
+ * 68-72% -> 1.09-1.14x / 75-78%, unpack 1.03-1.09x / 65-69% -> 1.17-1.25x / 77-78%; 64 KiB
+ * unchanged. Distances of 8 to 32 rows measured alike from 1 MiB, 2 and 4 lower in some rounds; 8
+ * was the best at 256 KiB (unpack 89-90% -> 97%). The same for subarray4d's 256-byte rows
+ * (rows_vec_max raised on Zen 4 in the cache) gained at 4 MiB (1.03-1.04x -> 1.14-1.15x pack)
+ * but not at 64 KiB-1 MiB (0.83-1.12x against 0.88-1.15x), and the prefetch in their memcpy per
+ * row lost 0.03-0.06x at 1 MiB (docs/BENCHMARKS.md, session 32): below GCOMMI_ROWS_WIDE_MIN those
+ * rows keep one memcpy each, without it; from there they come here (select_copies). */
 __attribute__((target("avx2"), always_inline)) static inline void
 rows_vec_loop(char *p, char *mem, int64_t size, int64_t stride, int64_t count, int pack,
               int64_t ahead, const int odd)
@@ -839,13 +839,14 @@ static char *gather_indexed(char *p, const char *m, const int64_t *displs, const
     return p;
 }
 
-/* Blocks of copy_vec in operations in the cache on Zen 4 (c->pf_line): the first line of the
- * block GCOMMI_PF_LINE_AHEAD ahead is prefetched, and copy_vec's loop is inlined. A block that
- * starts a new 4 KiB page costs more than its bytes: a scratch program on the Zen 4 VM copying
- * 4 MiB in blocks of 2 KiB every 4 KiB (vector_bl256), 1 KiB every 2 KiB, 2 KiB every 6 KiB or
- * 8 KiB (two pages touched per 4 KiB copied) reached 63-78% of one memcpy, in blocks of 4 KiB
- * every 8 KiB or without gaps (one page per 4 KiB) 90-103%; with 2 MiB pages the first kind rose
- * to 79-84%, so translating the pages is part of that cost. One prefetch per block starts the
+/* Blocks of copy_vec in operations in the cache on Zen 4 (c->pf_line; a vector's blocks from
+ * GCOMMI_PF_STRIDED_MIN bytes, c->pf_strided): the first line of the block GCOMMI_PF_LINE_AHEAD
+ * ahead is prefetched, and copy_vec's loop is inlined. A block that starts a new 4 KiB page costs
+ * more than its bytes: a scratch program on the Zen 4 VM copying 4 MiB in blocks of 2 KiB every 4
+ * KiB (vector_bl256), 1 KiB every 2 KiB, 2 KiB every 6 KiB or 8 KiB (two pages touched per 4 KiB
+ * copied) reached 63-78% of one memcpy, in blocks of 4 KiB every 8 KiB or without gaps (one page
+ * per 4 KiB) 90-103%; with 2 MiB pages the first kind rose to 79-84%, so translating the pages
+ * is part of that cost. One prefetch per block starts the
  * next blocks' page walks and first misses early: 72% -> 84-86% in that program; in gcomm the
  * figures of select_copies. Distances 1 to 32 blocks measured alike in separate runs; in one
  * process (bench_pack_ab, 2026-11-29) 1 measured as 2, and 4 and 8 cost vector_bl256's walk

@@ -59,6 +59,8 @@ typedef struct {
                              its first line or, for the vectors strided_vec_walk takes, all of it
                              from its end down; rows by rows_vec: the first line of the row
                              GCOMMI_ROWS_PF_AHEAD ahead */
+    int pf_strided;       /* pf_line for vectors' blocks and rows as well as indexed nodes':
+                             from GCOMMI_PF_STRIDED_MIN bytes */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -101,6 +103,16 @@ typedef struct {
  * fills the 48 KiB L1 and rep movsb moves lines from the L2 faster, and 32 KiB even. copy_vec
  * instead of memcpy: 1.04-1.55x at 3-8 KiB. */
 #define GCOMMI_L1_OPS_MAX ((size_t)8 << 10)
+/* Zen 4: operations of at least this many bytes (its L1d's size) prefetch ahead in vectors' blocks
+ * and rows (c->pf_strided: strided_vec_pf, strided_vec_walk, rows_vec's row ahead); smaller ones,
+ * whose lines the warm L1 holds, copy without. bench_pack_ab on machine D (2026-11-30, two to four
+ * rounds), without against with below 32 KiB: vector_bl16 (128-byte rows) 2-8 KiB 1.03-1.14x
+ * (1.06-1.12x at 8 KiB in four rounds; one unpack at 2 KiB 0.90-0.96x), vector_bl256 4-16 KiB
+ * 1.01-1.06x, subarray4d even; 32-256 KiB without: 0.97-1.04x, even, so the prefetch stays there
+ * (it gained vector_bl16 at 256 KiB-4 MiB: rows_vec). Session 41 had measured the rows' prefetch
+ * alone below 32 KiB at 0.97-1.03x. Indexed nodes keep their loop (indexed_vec_pf), which without
+ * its prefetch falls back to a memcpy per row: lower_tri 1-16 KiB 0.57-0.88x. */
+#define GCOMMI_PF_STRIDED_MIN ((size_t)32 << 10)
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -402,6 +414,7 @@ static void select_copies(ctx_t *c, size_t bytes)
      * for unpacks that stream: 1 MiB 1.72x, 4 and 16 MiB 1.03x, 64 MiB 1.21x, 256 MiB 1.32x. */
     c->tile_fixed_ok = c->pack || !c->streams || !amd;
     c->pf_line = 0;
+    c->pf_strided = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
@@ -418,6 +431,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->gather_ilv = c->streams && c->pack;
     if (zen4) {
         c->pf_line = !c->streams;
+        c->pf_strided = c->pf_line && bytes >= GCOMMI_PF_STRIDED_MIN;
         if (c->pack && bytes >= pr->stream_min[1]) c->rows_zmm = 0;
         if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= pr->stream_min[1]))
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
@@ -489,6 +503,7 @@ static void select_copies(ctx_t *c, size_t bytes)
     c->rows_zmm = 0;
     c->adst_idx = 0;
     c->pf_line = 0;
+    c->pf_strided = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
