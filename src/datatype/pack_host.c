@@ -195,7 +195,7 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
 #ifdef GCOMMI_HAVE_ROWS_VEC
         if (f == copy_plain && size <= c->rows_vec_max && size >= 96 &&
             (size % 32 == 0 || (c->rows_odd && size > 128))) {
-            if (c->rows_zmm && size == 128) rows_zmm128(p, mem, stride, count); /* a pack */
+            if (size % 64 == 0 && size <= c->rows_zmm) rows_zmm(p, mem, size, stride, count);
             else rows_vec(p, mem, size, stride, count, c->pack,
                           c->pf_strided ? GCOMMI_ROWS_PF_AHEAD : 0);
             c->packed = p + count * size;

@@ -131,22 +131,44 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
     vec_bytes(dst, src, n);
 }
 
-/* A pack of 128-byte rows past the cache on Zen 5 (c->rows_zmm): two 64-byte moves per row, as
- * glibc's memcpy makes them there, instead of four 32-byte ones. bench_pack_cpu, the Zen 5 VM,
- * this loop against rows_vec in the same binary, alternating, two rounds (2026-11-27): vector_bl16
- * pack 0.97-1.04x -> 1.13-1.27x MPI_Pack at 16 MiB and 0.94-1.05x -> 1.07-1.13x at 64 MiB, but
- * 1.03-1.06x -> 0.97-1.02x at 4 MiB, in the cache (hence only from stream_min(1)); the same moves
- * for every row of 128-512 bytes, unpack too, packed subarray4d's 256- and 512-byte rows at
- * 0.73-0.84x at 16-64 MiB. */
-__attribute__((target("avx512f"))) static void rows_zmm128(char *p, const char *mem, int64_t stride,
-                                                          int64_t count)
+/* A pack of rows of a multiple of 64 bytes (c->rows_zmm: the longest such row it takes) by 64-byte
+ * moves instead of rows_vec's 32-byte ones:
+ * - Zen 5, 128-byte rows past the cache, as glibc's memcpy moves them there. bench_pack_cpu, the
+ *   Zen 5 VM, this loop against rows_vec in the same binary, alternating, two rounds (2026-11-27):
+ *   vector_bl16 pack 0.97-1.04x -> 1.13-1.27x MPI_Pack at 16 MiB and 0.94-1.05x -> 1.07-1.13x at
+ *   64 MiB, but 1.03-1.06x -> 0.97-1.02x at 4 MiB, in the cache (hence only from stream_min(1));
+ *   the same moves for every row of 128-512 bytes, unpack too, packed subarray4d's 256- and
+ *   512-byte rows at 0.73-0.84x at 16-64 MiB.
+ * - Intel with AVX-512, rows of up to GCOMMI_ROWS_VEC_MAX_OTHER bytes in packs that do not stream
+ *   (below 1 MiB on machine B). bench_pack_ab on Emerald Rapids (machine B, 2026-11-30, pinned),
+ *   against rows_vec, packs: vector_bl16 (128-byte rows 256 apart) 1 KiB 1.07-1.10x, 4 KiB
+ *   1.31-1.41x, 16 KiB 1.17x, 64 KiB-1 MiB 1.00-1.03x; hvectors of R-byte rows S apart, 2-8 KiB:
+ *   128 / 256 1.21-1.61x, 256 / 512 1.06-1.26x, 512 / 1024 1.04-1.13x, 192 / 400 1.55-1.99x, and
+ *   1.00-1.04x at 32 KiB-1 MiB; subarray4d at 64-256 KiB 1.14-1.24x, 1-16 KiB 0.98-1.00x.
+ *   Unpacks stay with rows_vec: the same moves unpacked vector_bl16 at 1-4 KiB 0.92-0.97x, rows of
+ *   128-512 bytes 0.93-1.06x, and 192-byte rows 400 apart (most 64-byte stores across two lines)
+ *   1.18-1.59x at 2-8 KiB but 0.74x at 32 KiB. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+rows_zmm_loop(char *p, const char *mem, int64_t size, int64_t stride, int64_t count)
 {
-    for (int64_t r = 0; r < count; r++, p += 128, mem += stride) {
-        const __m512i a = _mm512_loadu_si512((const void *)mem);
-        const __m512i b = _mm512_loadu_si512((const void *)(mem + 64));
-        _mm512_storeu_si512((void *)p, a);
-        _mm512_storeu_si512((void *)(p + 64), b);
+    for (int64_t r = 0; r < count; r++, p += size, mem += stride) {
+        int64_t i = 0;
+        for (; i + 128 <= size; i += 128) {
+            const __m512i a = _mm512_loadu_si512((const void *)(mem + i));
+            const __m512i b = _mm512_loadu_si512((const void *)(mem + i + 64));
+            _mm512_storeu_si512((void *)(p + i), a);
+            _mm512_storeu_si512((void *)(p + i + 64), b);
+        }
+        if (i < size) /* a last 64 bytes */
+            _mm512_storeu_si512((void *)(p + i), _mm512_loadu_si512((const void *)(mem + i)));
     }
+}
+/* 128-byte rows keep a loop of their own, the one Zen 5 was measured with. */
+__attribute__((target("avx512f"))) static void rows_zmm(char *p, const char *mem, int64_t size,
+                                                       int64_t stride, int64_t count)
+{
+    if (size == 128) rows_zmm_loop(p, mem, 128, stride, count);
+    else rows_zmm_loop(p, mem, size, stride, count);
 }
 
 /* count rows of `size` bytes (96 to 992: multiples of 32, and on Zen 4 from 2 MiB any size from

@@ -41,7 +41,8 @@ typedef struct {
     int64_t tile_pf;  /* transpose_tiles: prefetch the tile's row this many rows ahead; 0: none */
     int64_t rows_vec_max; /* strided rows of 96 bytes to this, multiples of 32 (others with
                              rows_odd): rows_vec(); 0: never */
-    int rows_zmm;         /* a pack: 128-byte rows go to rows_zmm128() instead of rows_vec() */
+    int rows_zmm;         /* a pack: rows of a multiple of 64 bytes up to this go to rows_zmm()
+                             instead of rows_vec(); 0: none */
     int gather_ilv;       /* a streaming pack: blocks GCOMMI_GATHER_WAYS at a time (whole
                              lines from GCOMMI_GATHER_LINES_MIN bytes: gather_stream_ilv; others
                              from stream_min_block(): gather_group) */
@@ -346,10 +347,13 @@ static void select_copies(ctx_t *c, size_t bytes)
            : copy_stream;
     c->tile = amd ? GCOMMI_TILE_AMD : GCOMMI_TILE_OTHER;
     c->rows_vec_max = !avx2 ? 0 : amd ? GCOMMI_ROWS_VEC_MAX_AMD : GCOMMI_ROWS_VEC_MAX_OTHER;
-    c->rows_zmm = avx512 && amd && c->pack && bytes >= pr->stream_min[1];
+    c->rows_zmm = !(avx512 && c->pack) ? 0
+                  : amd ? (bytes >= pr->stream_min[1] ? 128 : 0)
+                  : !c->streams ? GCOMMI_ROWS_VEC_MAX_OTHER
+                                : 0;
     /* Zen 4 executes a 64-byte move as two 32-byte halves and walks pages differently from Zen 5.
      * bench_pack_cpu on the Zen 4 VM (machine D, 2026-11-28, alternating rounds, x MPI_Pack):
-     * - packs from stream_min(1): 128-byte rows by rows_vec instead of rows_zmm128 (vector_bl16
+     * - packs from stream_min(1): 128-byte rows by rows_vec instead of rows_zmm (vector_bl16
      *   0.91-0.98x -> 1.00-1.07x at 16-256 MiB) and rows of up to 992 bytes by rows_vec instead of
      *   one memcpy each (subarray4d's 256- and 512-byte rows 0.88-0.95x -> 1.01-1.11x at 16-64
      *   MiB); so do packs and unpacks from GCOMMI_ROWS_WIDE_MIN, where rows_vec also prefetches

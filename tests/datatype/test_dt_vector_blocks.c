@@ -12,7 +12,8 @@
  * byte with a reference written block by block from the geometry, checks that the unpack restores
  * the blocks and leaves every gap byte as it was, and does each operation also in three ranges cut
  * inside blocks. Rows of 96-160 bytes at short strides, and of 192-1000 bytes in operations just
- * above and below 2 MiB, cover the rows loop (rows_vec) and its prefetch of the row ahead.
+ * above and below 2 MiB, cover the rows loop (rows_vec) and its prefetch of the row ahead; rows of
+ * multiples of 64 bytes in operations of up to 64 KiB, the 64-byte moves of packs (rows_zmm).
  * Elements of 1-63 bytes at most 64 apart cover the byte compress and expand loops. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,19 @@ int main(void)
         for (size_t j = 0; j < sizeof wide_strides / sizeof *wide_strides; j++) {
             check_vector((int)(((2 << 20) + 3 * r) / r), (int)r, wide_strides[j]);
             check_vector((int)(((2 << 20) - r) / r), (int)r, wide_strides[j]);
+            geometries += 2;
+        }
+    }
+    /* rows of multiples of 64 bytes (and one not) in operations in the cache: packs on Intel with
+     * AVX-512 move them 64 bytes at a time below the streaming size (rows_zmm), a 128-byte chunk
+     * then a last 64 bytes; few rows and about 64 KiB, at the strides above */
+    static const int zmm_rows[] = {192, 256, 320, 448, 960, 992, 224};
+    for (size_t i = 0; i < sizeof zmm_rows / sizeof *zmm_rows; i++) {
+        const long r = zmm_rows[i];
+        const long zmm_strides[] = {2 * r, r + 32, r + 8, -2 * r};
+        for (size_t j = 0; j < sizeof zmm_strides / sizeof *zmm_strides; j++) {
+            check_vector(3, (int)r, zmm_strides[j]);
+            check_vector((int)((64 << 10) / r), (int)r, zmm_strides[j]);
             geometries += 2;
         }
     }
