@@ -141,8 +141,8 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
  *   512-byte rows at 0.73-0.84x at 16-64 MiB.
  * - Intel with AVX-512, rows of up to GCOMMI_ROWS_VEC_MAX_OTHER bytes in packs that do not stream
  *   (below 1 MiB on machine B). bench_pack_ab on Emerald Rapids (machine B, 2026-11-30, pinned),
- *   against rows_vec, packs: vector_bl16 (128-byte rows 256 apart) 1 KiB 1.07-1.10x, 4 KiB
- *   1.31-1.41x, 16 KiB 1.17x, 64 KiB-1 MiB 1.00-1.03x; hvectors of R-byte rows S apart, 2-8 KiB:
+ *   against rows_vec, packs: vector_bl16 (128-byte rows 256 apart) 1 KiB 1.07-1.20x, 4 KiB
+ *   1.31-1.75x, 16 KiB 1.17-1.22x, 64 KiB-1 MiB 1.00-1.03x (four runs); hvectors of R-byte rows S apart, 2-8 KiB:
  *   128 / 256 1.21-1.61x, 256 / 512 1.06-1.26x, 512 / 1024 1.04-1.13x, 192 / 400 1.55-1.99x, and
  *   1.00-1.04x at 32 KiB-1 MiB; subarray4d at 64-256 KiB 1.14-1.24x, 1-16 KiB 0.98-1.00x.
  *   Unpacks stay with rows_vec: the same moves unpacked vector_bl16 at 1-4 KiB 0.92-0.97x, rows of

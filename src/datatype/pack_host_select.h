@@ -56,12 +56,12 @@ typedef struct {
     int unroll_unpack;    /* unpacks of strided 4- to 32-byte runs unrolled (strided_SIZE) */
     int adst_idx;         /* indexed nodes' contiguous blocks by indexed_adst (Intel, with
                              copy_vec_adst as mid) */
-    int pf_line;          /* blocks by copy_vec: prefetch the block GCOMMI_PF_LINE_AHEAD ahead,
-                             its first line or, for the vectors strided_vec_walk takes, all of it
-                             from its end down; rows by rows_vec: the first line of the row
-                             GCOMMI_ROWS_PF_AHEAD ahead */
-    int pf_strided;       /* pf_line for vectors' blocks and rows as well as indexed nodes':
-                             from GCOMMI_PF_STRIDED_MIN bytes */
+    int pf_line;          /* indexed nodes' blocks by indexed_vec_pf, the first line of the
+                             block GCOMMI_PF_LINE_AHEAD ahead prefetched */
+    int pf_strided;       /* the same for a vector's blocks by copy_vec (the first line, or for
+                             the vectors strided_vec_walk takes all of the block from its end
+                             down), and rows by rows_vec the first line of the row
+                             GCOMMI_ROWS_PF_AHEAD ahead: from GCOMMI_PF_STRIDED_MIN bytes */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
