@@ -75,7 +75,8 @@ static void memkinds(const void *a, gcommi_memkind_t *ka, int *da, const void *b
  * from the GPU straight into pinned host memory); a staging copy through a temporary buffer when
  * the other side is pageable host memory. `sync`: wait for the GPU before returning. */
 static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t bytes,
-                       char *packed, int pack, void *stream, int sync, int max_blocks)
+                       size_t op_bytes, char *packed, int pack, void *stream, int sync,
+                       int max_blocks)
 {
     int dt, dp;
     gcommi_memkind_t kt, kp;
@@ -88,7 +89,7 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
         /* Host memory on both sides. An asynchronous call keeps stream order: earlier work on
          * the stream (a copy into this pinned buffer, say) completes first. */
         if (stream && gcommi_gpu_count() > 0) GCOMMI_CHECK(gcommi_gpu_sync(0, stream));
-        gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, packed, pack);
+        gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, packed, pack, op_bytes);
         return GCOMM_SUCCESS;
     }
     int device = t_gpu ? dt : dp;
@@ -120,11 +121,12 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
     char *tmp = malloc(bytes);
     if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate a %zu-byte staging buffer", bytes);
     if (pack) {
-        gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 1);
+        gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 1, op_bytes);
         rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 0, stream);
     } else {
         rc = gcommi_gpu_memcpy_sync(device, tmp, packed, bytes, 1, stream);
-        if (rc == GCOMM_SUCCESS) gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 0);
+        if (rc == GCOMM_SUCCESS)
+            gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 0, op_bytes);
     }
     free(tmp);
     return rc;
@@ -138,8 +140,8 @@ static int pack_at_position(const void *inbuf, size_t incount, gcomm_datatype ty
     GCOMMI_CHECK(check_position_call(inbuf, "inbuf", incount, type, outbuf, "outbuf", outsize,
                                      position, 0, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
-    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, (char *)outbuf + *position, 1, stream,
-                             sync, 0));
+    GCOMMI_CHECK(engine_copy(type, (char *)inbuf, 0, bytes, bytes, (char *)outbuf + *position, 1,
+                             stream, sync, 0));
     *position += bytes;
     return GCOMM_SUCCESS;
 }
@@ -151,8 +153,8 @@ static int unpack_at_position(const void *inbuf, size_t insize, size_t *position
     GCOMMI_CHECK(check_position_call(outbuf, "outbuf", outcount, type, inbuf, "inbuf", insize,
                                      position, 1, &bytes));
     if (bytes == 0) return GCOMM_SUCCESS;
-    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, (char *)inbuf + *position, 0, stream,
-                             sync, 0));
+    GCOMMI_CHECK(engine_copy(type, (char *)outbuf, 0, bytes, bytes, (char *)inbuf + *position, 0,
+                             stream, sync, 0));
     *position += bytes;
     return GCOMM_SUCCESS;
 }
@@ -174,11 +176,13 @@ int gcomm_unpack(const void *inbuf, size_t insize, size_t *position, void *outbu
 /* Checks shared by the range calls. */
 static int check_range_call(const void *typed, const char *typed_name, size_t count,
                             const char *count_name, gcomm_datatype type, size_t offset,
-                            size_t bytes, const void *packed, const char *packed_name)
+                            size_t bytes, const void *packed, const char *packed_name,
+                            size_t *total_out)
 {
     GCOMMI_CHECK(gcommi_type_check_committed(type, "type"));
     size_t total;
     GCOMMI_CHECK(gcommi_type_bytes(type, count, count_name, &total));
+    *total_out = total;
     if (offset > total || bytes > total - offset)
         return GCOMMI_ERROR(GCOMM_ERR_ARG,
                             "range [%zu, %zu + %zu) is beyond the %zu packed bytes of %s = %zu",
@@ -199,10 +203,13 @@ static int range_with_opts(char *typed, const char *typed_name, size_t count,
     const gcomm_pack_opts_t o = opts ? *opts : (gcomm_pack_opts_t)GCOMM_PACK_OPTS_INIT;
     if (o.max_blocks < 0)
         return GCOMMI_ERROR(GCOMM_ERR_ARG, "opts->max_blocks = %d is negative", o.max_blocks);
+    size_t total;
     GCOMMI_CHECK(check_range_call(typed, typed_name, count, count_name, type, offset, bytes,
-                                  packed, packed_name));
+                                  packed, packed_name, &total));
     if (bytes == 0) return GCOMM_SUCCESS;
-    return engine_copy(type, typed, offset, bytes, packed, pack, o.stream, o.wait, o.max_blocks);
+    /* the CPU's loops are those of the whole stream the range is part of (gcommi_host_copy) */
+    return engine_copy(type, typed, offset, bytes, total, packed, pack, o.stream, o.wait,
+                       o.max_blocks);
 }
 
 int gcomm_pack_range(const void *inbuf, size_t incount, gcomm_datatype type, size_t offset,
@@ -285,8 +292,9 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
         /* GPU memory on one side, pageable host memory on the other: through a packed copy. */
         char *tmp = malloc(bytes);
         if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", bytes);
-        int rc = engine_copy(srctype, (char *)src, 0, bytes, tmp, 1, stream, 1, 0);
-        if (rc == GCOMM_SUCCESS) rc = engine_copy(dsttype, dst, 0, bytes, tmp, 0, stream, 1, 0);
+        int rc = engine_copy(srctype, (char *)src, 0, bytes, bytes, tmp, 1, stream, 1, 0);
+        if (rc == GCOMM_SUCCESS)
+            rc = engine_copy(dsttype, dst, 0, bytes, bytes, tmp, 0, stream, 1, 0);
         free(tmp);
         return rc;
     }
@@ -294,10 +302,12 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
     char *bounce = malloc(chunk);
     if (!bounce) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", chunk);
     const gcommi_layout_t *ls = gcommi_type_layout(srctype), *ld = gcommi_type_layout(dsttype);
+    /* The chunks' loops are those of a chunk: the bounce buffer stays in the cache between the
+     * pack and the unpack that reads it, where streaming stores would send it to memory. */
     for (size_t off = 0; off < bytes; off += chunk) {
         size_t n = bytes - off < chunk ? bytes - off : chunk;
-        gcommi_host_copy(ls, (char *)src, off, n, bounce, 1);
-        gcommi_host_copy(ld, dst, off, n, bounce, 0);
+        gcommi_host_copy(ls, (char *)src, off, n, bounce, 1, n);
+        gcommi_host_copy(ld, dst, off, n, bounce, 0, n);
     }
     free(bounce);
     return GCOMM_SUCCESS;

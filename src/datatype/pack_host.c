@@ -438,6 +438,52 @@ static void full_vec(ctx_t *c, const gcommi_dl_t *ch, char *base, int64_t stride
     for (int64_t i = 0; i < count; i++) full_node(c, ch, base + i * stride);
 }
 
+/* Whole blocks [b0, b1) of IDX node n whose origin is base (all of them for full_node, those
+ * inside a range for part_node): blocks of contiguous elements by the CPU's indexed loop, others
+ * child by child. A range of an indexed type takes the same loops as the whole operation: before,
+ * each block of a range went through part_vec on its own (bench_pack_range, lower_tri at 1 MiB in
+ * ranges of 64 KiB on machine D, 2026-11-30: 1.17-1.19x the whole operation's time, 250-290 ns
+ * more per range). */
+static void idx_blocks(ctx_t *c, const gcommi_dl_t *n, char *base, int64_t b0, int64_t b1)
+{
+    const gcommi_dl_t *ch = &c->nodes[n->child];
+    const int64_t *displs = c->aux + n->aux + b0, *prefix = c->aux + n->aux + n->count + b0;
+    const int64_t count = b1 - b0;
+    if (ch->kind == GCOMMI_DL_RUN && ch->size == n->stride) { /* blocks are contiguous */
+        char *p = c->packed, *m = base + ch->disp;
+#ifdef GCOMMI_HAVE_VEC_PF
+        if (c->pf_line) {
+            c->packed = indexed_vec_pf(p, m, displs, prefix, count, ch->size, c->pack);
+            return;
+        }
+#endif
+#if defined(__x86_64__)
+        if (c->adst_idx) {
+            c->packed = indexed_adst(p, m, displs, prefix, count, ch->size, c->pack);
+            return;
+        }
+        if (c->gather_ilv) {
+            c->packed = gather_indexed(p, m, displs, prefix, count, ch->size,
+                                       stream_min_block(c));
+            return;
+        }
+#endif
+        for (int64_t b = 0; b < count; b++) {
+            size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
+            char *dst = c->pack ? p : m + displs[b];
+            const char *src = c->pack ? m + displs[b] : p;
+            copy_fn_t f = copy_for(c, len);
+            if (f == copy_plain) memcpy(dst, src, len);
+            else f(dst, src, len);
+            p += len;
+        }
+        c->packed = p;
+        return;
+    }
+    for (int64_t b = 0; b < count; b++)
+        full_vec(c, ch, base + displs[b], n->stride, prefix[b + 1] - prefix[b]);
+}
+
 /* One whole instance of node n with origin at `origin`. */
 static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
 {
@@ -445,44 +491,7 @@ static void full_node(ctx_t *c, const gcommi_dl_t *n, char *origin)
     switch (n->kind) {
     case GCOMMI_DL_RUN: copy_bytes(c, base, (size_t)n->size); return;
     case GCOMMI_DL_VEC: full_vec(c, &c->nodes[n->child], base, n->stride, n->count); return;
-    case GCOMMI_DL_IDX: {
-        const gcommi_dl_t *ch = &c->nodes[n->child];
-        const int64_t *displs = c->aux + n->aux, *prefix = displs + n->count;
-        if (ch->kind == GCOMMI_DL_RUN && ch->size == n->stride) { /* blocks are contiguous */
-            char *p = c->packed, *m = base + ch->disp;
-#ifdef GCOMMI_HAVE_VEC_PF
-            if (c->pf_line) {
-                c->packed = indexed_vec_pf(p, m, displs, prefix, n->count, ch->size, c->pack);
-                return;
-            }
-#endif
-#if defined(__x86_64__)
-            if (c->adst_idx) {
-                c->packed = indexed_adst(p, m, displs, prefix, n->count, ch->size, c->pack);
-                return;
-            }
-            if (c->gather_ilv) {
-                c->packed = gather_indexed(p, m, displs, prefix, n->count, ch->size,
-                                           stream_min_block(c));
-                return;
-            }
-#endif
-            for (int64_t b = 0; b < n->count; b++) {
-                size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
-                char *dst = c->pack ? p : m + displs[b];
-                const char *src = c->pack ? m + displs[b] : p;
-                copy_fn_t f = copy_for(c, len);
-                if (f == copy_plain) memcpy(dst, src, len);
-                else f(dst, src, len);
-                p += len;
-            }
-            c->packed = p;
-            return;
-        }
-        for (int64_t b = 0; b < n->count; b++)
-            full_vec(c, ch, base + displs[b], n->stride, prefix[b + 1] - prefix[b]);
-        return;
-    }
+    case GCOMMI_DL_IDX: idx_blocks(c, n, base, 0, n->count); return;
     default: { /* GCOMMI_DL_SEQ */
         const int64_t *member = c->aux + n->aux + n->count + 1;
         for (int64_t m = 0; m < n->count; m++) full_node(c, &c->nodes[member[m]], base);
@@ -541,6 +550,15 @@ static void part_node(ctx_t *c, const gcommi_dl_t *n, char *origin, int64_t skip
         int64_t rel = skip - prefix[b] * cs;
         while (len > 0) {
             int64_t block_bytes = (prefix[b + 1] - prefix[b]) * cs;
+            if (rel == 0 && block_bytes <= len) { /* blocks b .. e - 1 whole: full_node's loops */
+                const int64_t item_end = prefix[b] + len / cs;
+                int64_t e = gcommi_dl_find_block(prefix, n->count, item_end);
+                if (prefix[e + 1] <= item_end) e++; /* e, the last block, whole too */
+                idx_blocks(c, n, base, b, e);
+                len -= (prefix[e] - prefix[b]) * cs;
+                b = e;
+                continue;
+            }
             int64_t take = block_bytes - rel < len ? block_bytes - rel : len;
             part_vec(c, ch, base + displs[b], n->stride, rel, take);
             len -= take;
@@ -566,8 +584,18 @@ static void part_node(ctx_t *c, const gcommi_dl_t *n, char *origin, int64_t skip
     }
 }
 
+/* Ranges of at least this many bytes take the loops of the operation they are part of
+ * (gcommi_host_copy's op_bytes); shorter ones those of their own size, for which a fence per call
+ * and partial lines make streaming stores cost more than they save. bench_pack_range on machine D
+ * (2026-11-30, 16 MiB operations, one call per range, the time against one call for the whole):
+ * with each range's own loops, ranges of 64 KiB 1.35-3.10x and of 1 MiB 1.3-3.6x for vector_bl16,
+ * vector_bl256, lower_tri and subarray4d (no streaming stores, no blocks gathered eight at a time
+ * past the caches); with the operation's, 1.00-1.20x and 0.97-1.02x; ranges of 4 KiB 1.4-2.8x
+ * against 1.2-4.4x; ranges of 256 bytes 2.6-19x against 1.4-11x. */
+#define GCOMMI_RANGE_AS_OP_MIN ((size_t)4 << 10)
+
 void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size_t bytes,
-                      char *packed, int pack)
+                      char *packed, int pack, size_t op_bytes)
 {
     if (bytes == 0 || L->size == 0) return;
     /* Not `ctx_t c = {...}`: zeroing the rest first, GCC emitted rep stos, whose start-up took 41%
@@ -578,7 +606,13 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
     c.aux = L->aux;
     c.packed = packed;
     c.pack = pack;
-    select_copies(&c, bytes);
+    const int part = op_bytes > bytes; /* a range of a larger operation */
+    select_copies(&c, bytes >= GCOMMI_RANGE_AS_OP_MIN && part ? op_bytes : bytes);
+    /* A transposing unpack in strips of 32 columns finishes each call's last columns element by
+     * element down every row: in ranges, the 8-column loop (bench_pack_range, 16 MiB transpose
+     * unpacked in ranges of 1 MiB on machine D: 1.57x the whole call's time with the strips, 1.20x
+     * with the 8-column loop). */
+    if (part) c.tile32_nt = 0;
     const gcommi_dl_t *root = &L->nodes[0];
     if (root->kind == GCOMMI_DL_RUN && root->size == L->extent) { /* contiguous: libc's memcpy */
         char *t = typed + root->disp + offset;

@@ -8,8 +8,11 @@
 
 /* Copies bytes [offset, offset + bytes) of the packed stream of instances of layout L whose first
  * instance has its origin at `typed`: pack != 0 gathers them from typed memory into `packed`,
- * pack == 0 scatters them from `packed` into typed memory. The caller has checked the range. */
+ * pack == 0 scatters them from `packed` into typed memory. The caller has checked the range.
+ * op_bytes: the size of the operation the range is part of (bytes when it is the whole of it),
+ * which the loops are chosen for: a range of a pipelined 16 MiB pack moves typed data past the
+ * caches as the whole pack does (streaming stores, blocks gathered eight at a time). */
 void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size_t bytes,
-                      char *packed, int pack);
+                      char *packed, int pack, size_t op_bytes);
 
 #endif /* GCOMM_DATATYPE_PACK_HOST_H */
