@@ -106,11 +106,13 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
         GCOMMI_CHECK(gcommi_gpu_alloc(device, bytes, stream, &tmp));
         if (pack) {
             rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 1, stream, max_blocks);
-            if (rc == GCOMM_SUCCESS) rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 1, stream);
+            if (rc == GCOMM_SUCCESS)
+                rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 1, stream);
         } else {
             rc = gcommi_gpu_memcpy_sync(device, tmp, packed, bytes, 0, stream);
             if (rc == GCOMM_SUCCESS)
-                rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 0, stream, max_blocks);
+                rc = gcommi_gpu_copy(type, device, typed, offset, bytes, tmp, 0, stream,
+                                     max_blocks);
         }
         int rc2 = gcommi_gpu_free(device, tmp, stream);
         if (rc == GCOMM_SUCCESS) rc = rc2;
@@ -119,7 +121,8 @@ static int engine_copy(gcomm_datatype type, char *typed, size_t offset, size_t b
     }
     /* typed side is pageable host memory: pack on the CPU, stage the packed bytes */
     char *tmp = malloc(bytes);
-    if (!tmp) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate a %zu-byte staging buffer", bytes);
+    if (!tmp)
+        return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate a %zu-byte staging buffer", bytes);
     if (pack) {
         gcommi_host_copy(gcommi_type_layout(type), typed, offset, bytes, tmp, 1, op_bytes);
         rc = gcommi_gpu_memcpy_sync(device, packed, tmp, bytes, 0, stream);
@@ -188,7 +191,8 @@ static int check_range_call(const void *typed, const char *typed_name, size_t co
                             "range [%zu, %zu + %zu) is beyond the %zu packed bytes of %s = %zu",
                             offset, offset, bytes, total, count_name, count);
     if (bytes == 0) return GCOMM_SUCCESS;
-    if (!typed) return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "%s is NULL with %zu bytes", typed_name, bytes);
+    if (!typed)
+        return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "%s is NULL with %zu bytes", typed_name, bytes);
     if (!packed)
         return GCOMMI_ERROR(GCOMM_ERR_BUFFER, "%s is NULL with %zu bytes", packed_name, bytes);
     return GCOMM_SUCCESS;
