@@ -6,11 +6,12 @@
 #include "gcomm/status.h"
 
 /* The public function the calling thread is in, set on entry by every public function so that a
- * detail recorded by an internal helper still names the function the user called. The default TLS
- * model: it costs a call to __tls_get_addr at every entry (3% of a 1 KiB pack's time on Zen 4,
- * perf, machine D, 2026-11-30), but the static TLS block (initial-exec) has no room for it once the
- * CUDA runtime is loaded with the library through dlopen ("cannot allocate memory in static TLS
- * block", bench_pack_ab in the CUDA build, 2026-11-30). */
+ * detail recorded by an internal helper still names the function the user called. The dynamic TLS
+ * model, reached through TLS descriptors where the compiler has them (src/CMakeLists.txt: the
+ * default's call to __tls_get_addr at every entry took 3% of a 1 KiB pack's time on Zen 4), not
+ * initial-exec: the static TLS block has no room for it once the CUDA runtime is loaded with the
+ * library through dlopen ("cannot allocate memory in static TLS block", bench_pack_ab in the CUDA
+ * build, 2026-11-30). */
 extern _Thread_local const char *gcommi_api_name;
 #define GCOMMI_API_ENTRY() (gcommi_api_name = __func__)
 
