@@ -309,7 +309,7 @@ static tile_fn_t tile_fixed(int64_t T, int64_t sz)
 
 #ifdef GCOMMI_HAVE_TILE8
 /* transpose_tiles for 8-byte elements that abut (outer stride 8) when c->tile8: tiles of 8 columns
- * transposed 8 x 8 in registers (pack_host_loops.h); the last count % 8 columns element by element.
+ * transposed 8 x 8 in registers (pack_host_loops.h); the last count % 8 columns by tile8_rest.
  * Packs that stream write whole lines of the packed streams with streaming stores: tile8_pack_nt
  * for streams on 32 bytes, tile8_pack_nt_l2 for those a multiple of 4 KiB apart, tile8_pack_nt_any
  * for streams on 8 bytes but not 32 (streams a multiple of 4 KiB apart and not on 32 bytes return
@@ -348,12 +348,9 @@ static int transpose8(ctx_t *c, char *mem, int64_t count, int64_t n2, int64_t s2
         else tile8_pack_nt_any(m, p, s2, inst, n2, GCOMMI_TILE_PF_AHEAD);
     }
     if (nt) _mm_sfence();
-    for (; i < count; i++) /* the last count % 8 columns */
-        for (int64_t j = 0; j < n2; j++) {
-            char *m = mem + i * 8 + j * s2, *p = packed + i * inst + j * 8;
-            if (c->pack) memcpy(p, m, 8);
-            else memcpy(m, p, 8);
-        }
+    if (i < count)
+        tile8_rest(mem + i * 8, packed + i * inst, s2, inst, n2, (int)(count - i), c->pack,
+                   nt ? GCOMMI_TILE_PF_AHEAD : c->tile_pf);
     c->packed = packed + count * inst;
     return 1;
 }
@@ -608,10 +605,11 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
     c.pack = pack;
     const int part = op_bytes > bytes; /* a range of a larger operation */
     select_copies(&c, bytes >= GCOMMI_RANGE_AS_OP_MIN && part ? op_bytes : bytes);
-    /* A transposing unpack in strips of 32 columns finishes each call's last columns element by
-     * element down every row: in ranges, the 8-column loop (bench_pack_range, 16 MiB transpose
-     * unpacked in ranges of 1 MiB on machine D: 1.57x the whole call's time with the strips, 1.20x
-     * with the 8-column loop). */
+    /* A transposing unpack in strips of 32 columns finishes each call's last columns (up to 31)
+     * element by element, row by row: in ranges, the 8-column loop (bench_pack_range, 16 MiB
+     * transpose unpacked in ranges of 1 MiB on machine D, two rounds: 1.61-1.67x the whole call's
+     * time with the strips, 1.06-1.25x with the 8-column loop; 64 MiB 1.02-1.45x against
+     * 1.22-1.43x). */
     if (part) c.tile32_nt = 0;
     const gcommi_dl_t *root = &L->nodes[0];
     if (root->kind == GCOMMI_DL_RUN && root->size == L->extent) { /* contiguous: libc's memcpy */

@@ -955,9 +955,11 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * For lower_tri's rows (indexed_vec_pf) the same lost 2-8 points at 512 KiB-4 MiB pack (also
  * walking only rows of up to 1, 2 or 4 KiB, or only in operations of up to 1.5 MiB; for unpacks
  * alone, bench_pack_ab on machine D, 2026-11-30: 1.03-1.04x at 1 MiB, 0.91-0.93x at 4 MiB,
- * 0.97-1.00x at 256 KiB-2 MiB), so indexed nodes keep the first
- * line. The copy is vec_bytes' loop written again with the prefetches, not vec_bytes with an
- * empty range: strided_vec_pf keeps its own loop untouched. */
+ * 0.97-1.00x at 256 KiB-2 MiB; again on 2026-11-30 with the pack's stores 32-byte aligned as
+ * indexed_vec_pf has them: pack 0.94-0.98x at 256 KiB-4 MiB, unpack 1.03-1.05x at 1 MiB, where
+ * the rows are exactly a page apart, 0.99-1.02x at 384 KiB-1.5 MiB otherwise), so indexed nodes
+ * keep the first line. The copy is vec_bytes' loop written again with the prefetches, not
+ * vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
                                                             int64_t stride, int64_t count, int pack)
 {
@@ -1171,6 +1173,48 @@ __attribute__((target("avx512f"))) static void tile8_pack_nt_any(const char *m, 
     for (int t = 0; t < 8; t++)
         for (int64_t j = n2 >= 16 ? k + h[t] : 0; j < n2; j++)
             memcpy(p + t * inst + j * 8, m + j * s2 + t * 8, 8);
+}
+
+/* The last r < 8 columns of a transpose of 8-byte elements (transpose8: count % 8 of a whole
+ * operation, or every whole column of a range that holds fewer than 8), 8 rows at a time like
+ * tile8_pack and tile8_unpack: the 8 rows' r elements by masked 64-byte loads (pack) or stores
+ * (unpack), which leave the columns after the r untouched, transposed 8 x 8 in registers, and
+ * each of the r packed streams' 64 bytes at once; the row pf ahead of each of the 8 prefetched
+ * first while pf rows remain; the last n2 % 8 rows element by element. Before, these columns went
+ * element by element, column by column, each column walking every row again: bench_pack_range on
+ * machine D (2026-11-30), a 16 MiB transpose (1449 x 1449) in ranges of 64 KiB (about 5 columns
+ * each), ranged time over the whole call's, pack / unpack: 2.49-3.08 / 2.02-3.29x -> 1.14 /
+ * 1.36x (element by element row by row: 1.39 / 1.66x). Whole operations, bench_pack_ab against
+ * that, two rounds: 16 KiB (N = 46, 6 columns left) 1.09-1.12x, 64 KiB-4 MiB 0.99-1.03x. */
+__attribute__((target("avx512f"))) static void tile8_rest(char *m, char *p, int64_t s2,
+                                                        int64_t inst, int64_t n2, int r, int pack,
+                                                        int64_t pf)
+{
+    const __mmask8 k = (__mmask8)((1u << r) - 1);
+    int64_t j = 0;
+    for (; j + 8 <= n2; j += 8, m += 8 * s2, p += 64) {
+        if (pf && j + pf + 8 <= n2)
+            for (int q = 0; q < 8; q++) prefetch_line(m + (pf + q) * s2, pack);
+        __m512d v[8];
+        if (pack) {
+            for (int q = 0; q < 8; q++)
+                v[q] = _mm512_maskz_loadu_pd(k, (const double *)(const void *)(m + q * s2));
+            transpose8_pd(v); /* v[t]: column t of the 8 rows */
+            for (int t = 0; t < r; t++) _mm512_storeu_pd((double *)(void *)(p + t * inst), v[t]);
+        } else {
+            for (int t = 0; t < 8; t++)
+                v[t] = t < r ? _mm512_loadu_pd((const double *)(const void *)(p + t * inst))
+                             : _mm512_setzero_pd();
+            transpose8_pd(v); /* v[q]: row q's r elements, then zeros */
+            for (int q = 0; q < 8; q++)
+                _mm512_mask_storeu_pd((double *)(void *)(m + q * s2), k, v[q]);
+        }
+    }
+    for (; j < n2; j++, m += s2, p += 8)
+        for (int t = 0; t < r; t++) {
+            if (pack) memcpy(p + t * inst, m + t * 8, 8);
+            else memcpy(m + t * 8, p + t * inst, 8);
+        }
 }
 
 /* Lines of each packed stream tile32_unpack_nt prefetches ahead. A first version of the kernel
