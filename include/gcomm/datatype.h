@@ -180,7 +180,8 @@ int gcomm_pack_async(const void *inbuf, size_t incount, gcomm_datatype type, voi
 int gcomm_unpack_async(const void *inbuf, size_t insize, size_t *position, void *outbuf,
                        size_t outcount, gcomm_datatype type, void *stream);
 /* Copies between two layouts with matching type signatures in one pass (e.g. a transpose). The
- * source signature must be a prefix of the destination's (GCOMM_ERR_TYPE_MISMATCH otherwise).
+ * source signature must be a prefix of the destination's (GCOMM_ERR_TYPE_MISMATCH otherwise);
+ * src and dst must not overlap.
  * With GPU memory and a non-NULL stream the copy is enqueued on that stream and may still be
  * running when the call returns; with a NULL stream, or when host memory is involved, it is
  * complete on return. */

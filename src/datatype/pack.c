@@ -302,16 +302,41 @@ int gcomm_copy(const void *src, size_t srccount, gcomm_datatype srctype, void *d
         free(tmp);
         return rc;
     }
+    const gcommi_layout_t *ls = gcommi_type_layout(srctype), *ld = gcommi_type_layout(dsttype);
+    /* A side that is its own packed stream needs no bounce buffer: one unpack from it, or one
+     * pack into it, with the loops of the whole operation. A 1449 x 1449 transpose from or to a
+     * contiguous matrix on machine D (2026-11-30, medians of 15, three alternating rounds):
+     * 4.05-4.27 -> 2.75-3.15 ms one way, 4.60-5.00 -> 3.15-3.62 ms the other; 362 x 362 68 -> 39
+     * us. The bytes are not copied through a buffer, so src and dst must not overlap. */
+    char *flat_src = gcommi_host_contiguous(ls, (char *)src);
+    char *flat_dst = gcommi_host_contiguous(ld, dst);
+    if (flat_src) {
+        gcommi_host_copy(ld, dst, 0, bytes, flat_src, 0, bytes);
+        return GCOMM_SUCCESS;
+    }
+    if (flat_dst) {
+        gcommi_host_copy(ls, (char *)src, 0, bytes, flat_dst, 1, bytes);
+        return GCOMM_SUCCESS;
+    }
+    /* Chunks of whole granules (gcommi_host_granule) of one side, the larger that fits a chunk,
+     * so that no chunk cuts a column of a transpose and walks it down the rows on its own. */
     size_t chunk = bytes < GCOMMI_COPY_CHUNK ? bytes : GCOMMI_COPY_CHUNK;
+    const size_t gs = (size_t)gcommi_host_granule(ls), gd = (size_t)gcommi_host_granule(ld);
+    const size_t big = gs > gd ? gs : gd, small = gs > gd ? gd : gs;
+    const size_t g = big <= chunk ? big : small;
+    if (bytes > chunk && g > 0 && g <= chunk) chunk = chunk / g * g;
     char *bounce = malloc(chunk);
     if (!bounce) return GCOMMI_ERROR(GCOMM_ERR_NOMEM, "cannot allocate %zu bytes", chunk);
-    const gcommi_layout_t *ls = gcommi_type_layout(srctype), *ld = gcommi_type_layout(dsttype);
-    /* The chunks' loops are those of a chunk: the bounce buffer stays in the cache between the
-     * pack and the unpack that reads it, where streaming stores would send it to memory. */
+    /* A chunk's pack takes the loops of a chunk: the bounce buffer stays in the cache between the
+     * pack and the unpack that reads it, where streaming stores would send it to memory. Its
+     * unpack takes those of the whole copy, which write the destination as a whole unpack does
+     * (streaming stores past the caches). Both together, the same transpose to and from a
+     * matrix with rows 64 bytes longer: 4.21-4.26 -> 4.00-4.33 ms and 4.52-4.67 -> 3.73-4.21 ms;
+     * 362 x 362 1.04-1.06x. */
     for (size_t off = 0; off < bytes; off += chunk) {
         size_t n = bytes - off < chunk ? bytes - off : chunk;
         gcommi_host_copy(ls, (char *)src, off, n, bounce, 1, n);
-        gcommi_host_copy(ld, dst, off, n, bounce, 0, n);
+        gcommi_host_copy(ld, dst, off, n, bounce, 0, bytes);
     }
     free(bounce);
     return GCOMM_SUCCESS;
