@@ -959,8 +959,8 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * indexed_vec_pf has them: pack 0.94-0.98x at 256 KiB-4 MiB, unpack 1.03-1.05x at 1 MiB, where
  * the rows are exactly a page apart, 0.99-1.02x at 384 KiB-1.5 MiB otherwise; walking only the
  * rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at 256 KiB-4 MiB),
- * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the prefetches, not
- * vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
+ * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
+ * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
                                                             int64_t stride, int64_t count, int pack)
 {
