@@ -591,18 +591,6 @@ static void part_node(ctx_t *c, const gcommi_dl_t *n, char *origin, int64_t skip
  * against 1.2-4.4x; ranges of 256 bytes 2.6-19x against 1.4-11x. */
 #define GCOMMI_RANGE_AS_OP_MIN ((size_t)4 << 10)
 
-char *gcommi_host_contiguous(const gcommi_layout_t *L, char *typed)
-{
-    const gcommi_dl_t *root = &L->nodes[0];
-    return root->kind == GCOMMI_DL_RUN && root->size == L->extent ? typed + root->disp : NULL;
-}
-
-int64_t gcommi_host_granule(const gcommi_layout_t *L)
-{
-    const gcommi_dl_t *root = &L->nodes[0];
-    return root->kind == GCOMMI_DL_VEC ? root->child_size : L->size;
-}
-
 void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size_t bytes,
                       char *packed, int pack, size_t op_bytes)
 {

@@ -18,12 +18,20 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
 /* The typed bytes of instances of L when they are their own packed stream (one run per instance,
  * the instances abutting), NULL otherwise: a copy to or from such a layout needs no bounce
  * buffer. */
-char *gcommi_host_contiguous(const gcommi_layout_t *L, char *typed);
+static inline char *gcommi_host_contiguous(const gcommi_layout_t *L, char *typed)
+{
+    const gcommi_dl_t *root = &L->nodes[0];
+    return root->kind == GCOMMI_DL_RUN && root->size == L->extent ? typed + root->disp : NULL;
+}
 
 /* Packed bytes at whose multiples a range of L's stream starts on a whole child of its outermost
  * vector (one instance of the type when the root is no vector): a column of a transpose, say.
  * A range that starts inside such a child walks part of it on its own, down every row for a
  * column. */
-int64_t gcommi_host_granule(const gcommi_layout_t *L);
+static inline int64_t gcommi_host_granule(const gcommi_layout_t *L)
+{
+    const gcommi_dl_t *root = &L->nodes[0];
+    return root->kind == GCOMMI_DL_VEC ? root->child_size : L->size;
+}
 
 #endif /* GCOMM_DATATYPE_PACK_HOST_H */
