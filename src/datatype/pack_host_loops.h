@@ -1186,7 +1186,10 @@ __attribute__((target("avx512f"))) static void tile8_pack_nt_any(const char *m, 
  * machine D (2026-11-30), a 16 MiB transpose (1449 x 1449) in ranges of 64 KiB (about 5 columns
  * each), ranged time over the whole call's, pack / unpack: 2.49-3.08 / 2.02-3.29x -> 1.14 /
  * 1.36x (element by element row by row: 1.39 / 1.66x). Whole operations, bench_pack_ab against
- * that, two rounds: 16 KiB (N = 46, 6 columns left) 1.09-1.12x, 64 KiB-4 MiB 0.99-1.03x. */
+ * that, two rounds: 16 KiB (N = 46, 6 columns left) 1.09-1.12x, 64 KiB-4 MiB 0.99-1.03x. A
+ * range's two cut columns taken into the same pass over the rows (each row's mask also taking the
+ * head column from row a on and the tail column up to row b) measured worse: 64 KiB ranges of 16
+ * and 64 MiB, the ranged time against this, packs 0.8-1.0x, unpacks 0.65-0.8x. */
 __attribute__((target("avx512f"))) static void tile8_rest(char *m, char *p, int64_t s2,
                                                         int64_t inst, int64_t n2, int r, int pack,
                                                         int64_t pf)

@@ -17,6 +17,7 @@
  * other transpose of doubles takes such blocks with ordinary stores (tile8_pack, tile8_unpack). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "block_check.h"
 #include "gcomm/datatype.h"
@@ -51,6 +52,67 @@ static void check_transpose(int rows, int cols, int sz, int ext, long row)
     free(l.b);
 }
 
+/* Ranges of a transpose of doubles cut on elements inside two columns with 1 to 6 whole columns
+ * between (on Zen 4: the cut columns element by element, the whole ones by tile8_rest, 8 rows at a
+ * time): each range packed alone equals the same bytes of the whole stream, and unpacked alone
+ * into a poisoned buffer writes exactly its elements. The cut rows fall inside and on the edges
+ * of the 8-row blocks. */
+static void check_spans(int rows, int cols, long row)
+{
+    gcomm_datatype col = GCOMM_DATATYPE_NULL, colx = GCOMM_DATATYPE_NULL, t = GCOMM_DATATYPE_NULL;
+    TEST_OK(gcomm_type_hvector(rows, 8, (ptrdiff_t)row, GCOMM_BYTE, &col));
+    TEST_OK(gcomm_type_resized(col, 0, 8, &colx));
+    TEST_OK(gcomm_type_contiguous(cols, colx, &t));
+    TEST_OK(gcomm_type_commit(&t));
+    const size_t span = (size_t)(rows - 1) * (size_t)row + (size_t)cols * 8;
+    const size_t packed = (size_t)rows * (size_t)cols * 8;
+    unsigned char *src = malloc(span), *whole = malloc(packed), *part = malloc(packed),
+                  *dst = malloc(span), *poison = malloc(span);
+    if (!src || !whole || !part || !dst || !poison) {
+        TEST_CHECK(0, "out of memory");
+    } else {
+        gcommt_fill_random(src, span, &rng_state);
+        gcommt_fill_random(poison, span, &rng_state);
+        size_t pos = 0;
+        TEST_OK(gcomm_pack(src, 1, t, whole, packed, &pos));
+        const int cuts[] = {1, 5, 8, 9, 15, 16, rows - 1};
+        const int ncut = (int)(sizeof cuts / sizeof *cuts);
+        int bad = 0;
+        for (int k = 1; k <= 6 && k + 2 <= cols; k++)
+            for (int ia = 0; ia < ncut; ia++)
+                for (int ib = 0; ib < ncut; ib++) {
+                    const int c0 = (k + ia) % (cols - k - 1), a = cuts[ia], b = cuts[ib];
+                    const size_t off = ((size_t)c0 * (size_t)rows + (size_t)a) * 8;
+                    const size_t end = ((size_t)(c0 + k + 1) * (size_t)rows + (size_t)b) * 8;
+                    memset(part, 0, end - off);
+                    TEST_OK(gcomm_pack_range(src, 1, t, off, end - off, part));
+                    bad += memcmp(part, whole + off, end - off) != 0;
+                    memcpy(dst, poison, span);
+                    TEST_OK(gcomm_unpack_range(whole + off, off, end - off, dst, 1, t));
+                    for (size_t e = 0; e < (size_t)rows * (size_t)cols; e++) {
+                        const size_t at = e % (size_t)rows * (size_t)row + e / (size_t)rows * 8;
+                        const int in = e * 8 >= off && e * 8 < end;
+                        bad += memcmp(dst + at, in ? src + at : poison + at, 8) != 0;
+                    }
+                    /* the bytes between the columns and after them (a row's gap) */
+                    for (int r = 0; r < rows - 1; r++)
+                        bad += memcmp(dst + (size_t)r * (size_t)row + (size_t)cols * 8,
+                                      poison + (size_t)r * (size_t)row + (size_t)cols * 8,
+                                      (size_t)row - (size_t)cols * 8) != 0;
+                }
+        TEST_CHECK(bad == 0, "%d x %d doubles, rows %ld apart: %d range checks failed", rows,
+                   cols, row, bad);
+    }
+    free(src);
+    free(whole);
+    free(part);
+    free(dst);
+    free(poison);
+    gcomm_type_free(&t);
+    gcomm_type_free(&colx);
+    gcomm_type_free(&col);
+}
+
 int main(void)
 {
     rng_state = gcommt_seed(0x6a09e667f3bcc909ull);
@@ -76,6 +138,11 @@ int main(void)
                     geometries += 2;
                 }
         }
+    /* ranges cut inside two columns with 1 to 6 whole ones between */
+    check_spans(37, 12, 12 * 8 + 264);
+    check_spans(67, 9, 4096);
+    check_spans(16, 40, 40 * 8 + 8);
+    geometries += 3;
     /* a larger one: about 1 MiB of doubles, 1000 columns (a partial last tile) */
     check_transpose(131, 1000, 8, 8, 8000 + 8);
     geometries++;
