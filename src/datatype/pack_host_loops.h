@@ -957,9 +957,9 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * alone, bench_pack_ab on machine D, 2026-11-30: 1.03-1.04x at 1 MiB, 0.91-0.93x at 4 MiB,
  * 0.97-1.00x at 256 KiB-2 MiB; again on 2026-11-30 with the pack's stores 32-byte aligned as
  * indexed_vec_pf has them: pack 0.94-0.98x at 256 KiB-4 MiB, unpack 1.03-1.05x at 1 MiB, where
- * the rows are exactly a page apart (taken for unpacks of blocks exactly a page apart only: in
- * bench_pack_cpu 88.3-89.0% of memcpy, 88.1-88.2% without), 0.99-1.02x at 384 KiB-1.5 MiB
- * otherwise; walking only the
+ * the rows are exactly a page apart (a walk for the unpacks of such blocks alone: 88.3-89.0% of
+ * memcpy in bench_pack_cpu against 88.1-88.2%), 0.99-1.02x at 384 KiB-1.5 MiB otherwise;
+ * walking only the
  * rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at 256 KiB-4 MiB),
  * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
