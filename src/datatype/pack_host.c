@@ -609,13 +609,7 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
     c.packed = packed;
     c.pack = pack;
     const int part = op_bytes > bytes; /* a range of a larger operation */
-    select_copies(&c, bytes >= GCOMMI_RANGE_AS_OP_MIN && part ? op_bytes : bytes);
-    /* A transposing unpack in strips of 32 columns finishes each call's last columns (up to 31)
-     * element by element, row by row: in ranges, the 8-column loop (bench_pack_range, 16 MiB
-     * transpose unpacked in ranges of 1 MiB on machine D, two rounds: 1.61-1.67x the whole call's
-     * time with the strips, 1.06-1.25x with the 8-column loop; 64 MiB 1.02-1.45x against
-     * 1.22-1.43x). */
-    if (part) c.tile32_nt = 0;
+    select_copies(&c, bytes >= GCOMMI_RANGE_AS_OP_MIN && part ? op_bytes : bytes, part);
     part_vec(&c, &L->nodes[0], typed, L->extent, (int64_t)offset, (int64_t)bytes);
     if (c.streams) GCOMMI_STREAM_FENCE(); /* streaming stores are weakly ordered */
 }

@@ -311,7 +311,8 @@ static inline const cpu_profile_t *cpu_profile(void)
 }
 
 /* Sets the copies of an operation of `bytes` bytes in c: every field of c but nodes, aux, packed
- * and pack, which gcommi_host_copy sets (it does not zero c first). Blocks that do not stream:
+ * and pack, which gcommi_host_copy sets (it does not zero c first). range: the call copies a range
+ * of such an operation, not all of it. Blocks that do not stream:
  * copy_vec when packing on AMD and when unpacking on Zen 4, copy_unpack_lines when unpacking on
  * other AMD with AVX-512 (Zen 5), copy_vec_adst on Intel in operations of GCOMMI_VEC_ADST_MIN to
  * GCOMMI_VEC_ADST_MAX bytes, rep movsb otherwise. On the EPYC copy_vec packed 5-10 points of
@@ -322,7 +323,7 @@ static inline const cpu_profile_t *cpu_profile(void)
  * start a line: unpacking lower_tri at 1-4 MiB with copy_unpack_lines reached 76-79% of memcpy
  * (1.01-1.05x MPI_Unpack), with copy_vec 84-86% (1.08-1.18x); vector_bl256 (line-aligned blocks)
  * the same within noise. */
-static void select_copies(ctx_t *c, size_t bytes)
+static void select_copies(ctx_t *c, size_t bytes, int range)
 {
     const cpu_profile_t *pr = cpu_profile();
     const int cpu = pr->cpu;
@@ -485,15 +486,20 @@ static void select_copies(ctx_t *c, size_t bytes)
          *   (tile8_unpack had measured 2.04x at 8 MiB and 1.30x at 12 MiB against the tiles).
          *   The same strips with the partial lines at both ends stored in place measured
          *   0.45-0.93x: those lines, read for ownership twice, cost more than the strip's first
-         *   block read again. */
+         *   block read again. Not in ranges, which take the 8-column loop (bench_pack_range,
+         *   16 MiB transpose unpacked in ranges of 1 MiB, two rounds, 2026-11-30: 1.61-1.67x the
+         *   whole call's time with the strips, 1.06-1.25x with the 8-column loop; 64 MiB
+         *   1.02-1.45x against 1.22-1.43x): the strips finish each call's last columns (up to 31)
+         *   element by element, row by row. */
         c->tile8 = 1;
-        c->tile32_nt = !c->pack && c->streams;
+        c->tile32_nt = !c->pack && c->streams && !range;
     }
 }
 #else
-static void select_copies(ctx_t *c, size_t bytes)
+static void select_copies(ctx_t *c, size_t bytes, int range)
 {
     (void)bytes;
+    (void)range;
     c->mid = c->big = copy_plain;
     c->streams = 0;
     c->tile = GCOMMI_TILE_AMD;
