@@ -138,19 +138,14 @@ int main(int argc, char **argv)
         }
     }
     if (quick) sides_arg = "181,362";
-    int sides[16], nsides = 0;
-    {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", sides_arg);
-        for (char *tok = strtok(buf, ","); tok && nsides < 16; tok = strtok(NULL, ",")) {
-            sides[nsides] = atoi(tok);
-            if (sides[nsides] < 2 || sides[nsides] > 20000) {
-                fprintf(stderr, "bench_copy_cpu: bad side '%s' (2 to 20000)\n", tok);
-                return 2;
-            }
-            nsides++;
+    size_t sides[16];
+    const int nsides = bench_parse_size_list("bench_copy_cpu", "side", sides_arg, sides, 16);
+    if (nsides < 0) return 2;
+    for (int s = 0; s < nsides; s++)
+        if (sides[s] < 2 || sides[s] > 20000) {
+            fprintf(stderr, "bench_copy_cpu: bad side %zu (2 to 20000)\n", sides[s]);
+            return 2;
         }
-    }
     MPI_Init(&argc, &argv);
     bench_opts_t opts = BENCH_OPTS_DEFAULT;
     opts.min_time_s = min_time >= 0.0 ? min_time : quick ? 0.02 : 0.2;
@@ -169,7 +164,7 @@ int main(int argc, char **argv)
     static const int pairs[4][2] = {{0, 2}, {2, 0}, {1, 2}, {2, 1}};
     int failures = 0;
     for (int s = 0; s < nsides; s++) {
-        const int n = sides[s];
+        const int n = (int)sides[s];
         layout_t l[3];
         if (make_layouts(n, l) != 0) {
             fprintf(stderr, "bench_copy_cpu: types: %s\n", gcomm_last_error_detail());

@@ -182,18 +182,9 @@ int main(int argc, char **argv)
         ranges_arg = "4K,64K";
     }
     size_t ranges[16];
-    int nranges = 0;
-    {
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", ranges_arg);
-        for (char *tok = strtok(buf, ","); tok && nranges < 16; tok = strtok(NULL, ",")) {
-            if (bench_parse_size(tok, &ranges[nranges]) != 0 || ranges[nranges] == 0) {
-                fprintf(stderr, "bench_pack_range: bad range size '%s'\n", tok);
-                return 2;
-            }
-            nranges++;
-        }
-    }
+    const int nranges = bench_parse_size_list("bench_pack_range", "range size", ranges_arg, ranges,
+                                              16);
+    if (nranges < 0) return 2;
     bench_opts_t opts = BENCH_OPTS_DEFAULT;
     opts.min_time_s = min_time >= 0.0 ? min_time : quick ? 0.02 : 0.2;
     opts.warm_calls = quick ? 1 : 5;
@@ -288,6 +279,7 @@ int main(int argc, char **argv)
         free(r.scratch);
     }
     bench_csv_close(csv);
-    fprintf(tab, "%s\n", failures ? "FAILED: an output differs or a call failed" : "all outputs checked");
+    fprintf(tab, "%s\n",
+            failures ? "FAILED: an output differs or a call failed" : "all outputs checked");
     return failures ? 1 : 0;
 }

@@ -246,6 +246,22 @@ int bench_measure(const bench_op_t *ops, int nops, const bench_opts_t *opts,
     return rc;
 }
 
+int bench_parse_size_list(const char *prog, const char *what, const char *list, size_t *out,
+                          int max)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *tok = strtok(buf, ","); tok && n < max; tok = strtok(NULL, ",")) {
+        if (bench_parse_size(tok, &out[n]) != 0 || out[n] == 0) {
+            fprintf(stderr, "%s: bad %s '%s'\n", prog, what, tok);
+            return -1;
+        }
+        n++;
+    }
+    return n;
+}
+
 int bench_parse_size(const char *s, size_t *out)
 {
     if (!s || !*s)

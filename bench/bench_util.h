@@ -101,6 +101,10 @@ int bench_list_has(const char *list, const char *name);
 /* Parses "1048576", "1K", "16M", "2G" (binary multiples; "KB"/"MiB" suffixes accepted).
  * Returns 0 and sets *out, or -1. */
 int bench_parse_size(const char *s, size_t *out);
+/* Parses a comma-separated list of sizes (bench_parse_size, each nonzero) into out[0 .. max).
+ * Returns how many, or -1 after printing "<prog>: bad <what> '<item>'" to stderr. */
+int bench_parse_size_list(const char *prog, const char *what, const char *list, size_t *out,
+                          int max);
 /* Formats bytes as "1K", "4M", ... when a power-of-two multiple, otherwise as a number. */
 const char *bench_format_size(size_t bytes, char *buf, size_t buflen);
 

@@ -142,9 +142,9 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
  * - Intel with AVX-512, rows of up to GCOMMI_ROWS_VEC_MAX_OTHER bytes in packs that do not stream
  *   (below 1 MiB on machine B). bench_pack_ab on Emerald Rapids (machine B, 2026-11-30, pinned),
  *   against rows_vec, packs: vector_bl16 (128-byte rows 256 apart) 1 KiB 1.07-1.20x, 4 KiB
- *   1.31-1.75x, 16 KiB 1.17-1.22x, 64 KiB-1 MiB 1.00-1.03x (four runs); hvectors of R-byte rows S apart, 2-8 KiB:
- *   128 / 256 1.21-1.61x, 256 / 512 1.06-1.26x, 512 / 1024 1.04-1.13x, 192 / 400 1.55-1.99x, and
- *   1.00-1.04x at 32 KiB-1 MiB; subarray4d at 64-256 KiB 1.14-1.24x, 1-16 KiB 0.98-1.00x.
+ *   1.31-1.75x, 16 KiB 1.17-1.22x, 64 KiB-1 MiB 1.00-1.03x (four runs); hvectors of R-byte rows
+ *   S apart, 2-8 KiB: 128 / 256 1.21-1.61x, 256 / 512 1.06-1.26x, 512 / 1024 1.04-1.13x,
+ *   192 / 400 1.55-1.99x, and 1.00-1.04x at 32 KiB-1 MiB; subarray4d at 64-256 KiB 1.14-1.24x, 1-16 KiB 0.98-1.00x.
  *   Unpacks stay with rows_vec: the same moves unpacked vector_bl16 at 1-4 KiB 0.92-0.97x, rows of
  *   128-512 bytes 0.93-1.06x, and 192-byte rows 400 apart (most 64-byte stores across two lines)
  *   1.18-1.59x at 2-8 KiB but 0.74x at 32 KiB. */
@@ -959,8 +959,8 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * indexed_vec_pf has them: pack 0.94-0.98x at 256 KiB-4 MiB, unpack 1.03-1.05x at 1 MiB, where
  * the rows are exactly a page apart (a walk for the unpacks of such blocks alone: 88.3-89.0% of
  * memcpy in bench_pack_cpu against 88.1-88.2%), 0.99-1.02x at 384 KiB-1.5 MiB otherwise;
- * walking only the
- * rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at 256 KiB-4 MiB),
+ * walking only the rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at
+ * 256 KiB-4 MiB),
  * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
