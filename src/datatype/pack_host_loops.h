@@ -145,9 +145,9 @@ __attribute__((target("avx2"))) static void copy_vec(char *dst, const char *src,
  *   1.31-1.75x, 16 KiB 1.17-1.22x, 64 KiB-1 MiB 1.00-1.03x (four runs); hvectors of R-byte rows
  *   S apart, 2-8 KiB: 128 / 256 1.21-1.61x, 256 / 512 1.06-1.26x, 512 / 1024 1.04-1.13x,
  *   192 / 400 1.55-1.99x, and 1.00-1.04x at 32 KiB-1 MiB; subarray4d at 64-256 KiB
- *   1.14-1.24x, 1-16 KiB 0.98-1.00x. Unpacks stay with rows_vec: the same moves unpacked vector_bl16 at 1-4 KiB 0.92-0.97x, rows of
- *   128-512 bytes 0.93-1.06x, and 192-byte rows 400 apart (most 64-byte stores across two lines)
- *   1.18-1.59x at 2-8 KiB but 0.74x at 32 KiB. */
+ *   1.14-1.24x, 1-16 KiB 0.98-1.00x. Unpacks stay with rows_vec: the same moves unpacked
+ *   vector_bl16 at 1-4 KiB 0.92-0.97x, rows of 128-512 bytes 0.93-1.06x, and 192-byte rows 400
+ *   apart (most 64-byte stores across two lines) 1.18-1.59x at 2-8 KiB but 0.74x at 32 KiB. */
 __attribute__((target("avx512f"), always_inline)) static inline void
 rows_zmm_loop(char *p, const char *mem, int64_t size, int64_t stride, int64_t count)
 {
