@@ -1014,6 +1014,36 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
 }
 #define GCOMMI_HAVE_VEC_PF 1
 
+/* indexed_vec_pf's unpack, but the row ahead that starts exactly a page after the row before it is
+ * prefetched whole for writing, from its end down, as strided_vec_walk does for vectors' blocks a
+ * page apart (vec_bytes_pf_down). lower_tri at 1 MiB, whose rows are exactly a page apart,
+ * bench_pack_cpu on machine D, 2026-11-30, three alternating rounds, % of memcpy: 87.5-88.4 ->
+ * 90.7-92.0 (bench_pack_cpu_ceiling in the same hour: 91, the computed walk blk_avx2_walk 94, the
+ * walk reading tables tbl_walk 92). Rows at other distances keep the first line: walking every
+ * row ahead lost 0.91-0.93x at 4 MiB (rows 8 KiB apart) and 0.97-1.00x at 256 KiB-2 MiB. The pack
+ * with the same walk (and its aligned stores) gained nothing at 1 MiB: 87-88% against 88%, where
+ * no loop over lower_tri's addresses passed 88-91% (the ceiling's walk 88-91, tbl_walk 83-88). */
+__attribute__((target("avx2"))) static char *indexed_vec_unpack_walk(char *p, char *m,
+                                                                    const int64_t *displs,
+                                                                    const int64_t *prefix,
+                                                                    int64_t count, int64_t elem)
+{
+    for (int64_t b = 0; b < count; b++) {
+        const size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
+        char *t = m + displs[b];
+        const int64_t a = b + GCOMMI_PF_LINE_AHEAD;
+        if (a < count && displs[a] - displs[a - 1] == GCOMMI_PAGE)
+            vec_bytes_pf_down(t, p, len, m + displs[a],
+                              (size_t)((prefix[a + 1] - prefix[a]) * elem), 0);
+        else {
+            if (a < count) prefetch_line(m + displs[a], 0);
+            vec_bytes(t, p, len);
+        }
+        p += len;
+    }
+    return p;
+}
+
 /* Transposes four rows of four doubles in place (r[k] becomes column k). */
 __attribute__((target("avx2"), always_inline)) static inline void transpose4_pd(__m256d *r)
 {

@@ -54,10 +54,11 @@ static void check_vector(int count, int bl, long stride)
 }
 
 /* Rows of growing length, as lower_tri's (an hindexed of bytes: row b holds first + b * step bytes
- * at b * stride): the indexed node's loop, where Intel CPUs copy rows from 256 bytes with aligned
- * stores in operations of 64 KiB to 1 MiB (indexed_adst), Zen 4 prefetches the row ahead, and
- * the packed rows start at every offset within a line. */
-static void check_rows(int count, int first, int step, long stride)
+ * at b * stride, every third row jog bytes further): the indexed node's loop, where Intel CPUs
+ * copy rows from 256 bytes with aligned stores in operations of 64 KiB to 1 MiB (indexed_adst),
+ * Zen 4 prefetches the row ahead (whole, in unpacks, where it starts a page after the row before
+ * it: indexed_vec_unpack_walk), and the packed rows start at every offset within a line. */
+static void check_rows(int count, int first, int step, long stride, long jog)
 {
     int *lens = malloc((size_t)count * sizeof *lens);
     ptrdiff_t *displs = malloc((size_t)count * sizeof *displs);
@@ -65,7 +66,7 @@ static void check_rows(int count, int first, int step, long stride)
     int ok = lens && displs;
     for (int b = 0; ok && b < count; b++) {
         lens[b] = first + b * step;
-        displs[b] = (ptrdiff_t)b * stride;
+        displs[b] = (ptrdiff_t)b * stride + (b % 3 == 2 ? jog : 0);
         ok = !blocks_add(&l, (size_t)displs[b], (size_t)lens[b]);
     }
     if (!ok) {
@@ -75,7 +76,8 @@ static void check_rows(int count, int first, int step, long stride)
         TEST_OK(gcomm_type_hindexed(count, lens, displs, GCOMM_BYTE, &t));
         TEST_OK(gcomm_type_commit(&t));
         char name[64];
-        snprintf(name, sizeof name, "rows %d + %d b x %d, stride %ld", first, step, count, stride);
+        snprintf(name, sizeof name, "rows %d + %d b x %d, stride %ld, jog %ld", first, step, count,
+                 stride, jog);
         blocks_check(name, t, 1, &l, 0, 0, 0, 1, &rng_state);
         blocks_check(name, t, 1, &l, 0, 0, 16, 1, &rng_state);
         gcomm_type_free(&t);
@@ -254,13 +256,17 @@ int main(void)
     /* rows of growing length (an indexed node's blocks), a page apart: lower_tri's (8-byte steps,
      * every packed row 8-byte aligned) in operations of 66 KiB, just under 1 MiB and just over
      * it, and odd steps (packed rows starting anywhere in a line) in operations of 10 KiB, 26 KiB
-     * and 571 KiB; rows of 5 bytes to 4 KiB */
+     * and 571 KiB; rows of 5 bytes to 4 KiB; and every third row 64 bytes further, so that rows
+     * a page apart and rows not alternate */
     static const int row_geoms[][3] = {{128, 8, 8},  {500, 8, 8},  {512, 8, 8},
                                        {24, 100, 29}, {64, 8, 13}, {300, 5, 13}};
     for (size_t i = 0; i < sizeof row_geoms / sizeof *row_geoms; i++) {
-        check_rows(row_geoms[i][0], row_geoms[i][1], row_geoms[i][2], 4096);
+        check_rows(row_geoms[i][0], row_geoms[i][1], row_geoms[i][2], 4096, 0);
         geometries++;
     }
+    check_rows(300, 5, 13, 4096, 64);
+    check_rows(500, 8, 8, 4096, -64);
+    geometries += 2;
     /* about 6.5 MiB: each of block_check's three ranges, cut at odd bytes, is itself more than
      * 2 MiB and starts inside a row */
     check_vector(26630, 256, 512);
