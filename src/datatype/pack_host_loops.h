@@ -82,7 +82,14 @@ static inline void copy_small(char *dst, const char *src, size_t n)
     else *dst = *src;
 }
 
-/* A line of a block ahead: to be read when packing, written when unpacking. */
+/* A line of a block ahead: to be read when packing, written when unpacking. The write hint
+ * compiles to prefetcht0 as these loops are built (target avx2 or avx512f without prfchw: the
+ * library holds no prefetchw), so every figure measured for an unpack's prefetch is prefetcht0's.
+ * A real prefetchw in its place (inline asm, here and in tile8_unpack) measured the same:
+ * bench_pack_ab, 2026-11-30, unpacks of vector_bl16, vector_bl256, lower_tri, subarray4d and
+ * the transpose at 256 KiB-16 MiB, 0.98-1.03x on machine D (Zen 4) and 0.995-1.010x on machine
+ * B (Emerald Rapids): a line read by the one core that then writes it arrives exclusive, and the
+ * store does not ask for it again. */
 static inline void prefetch_line(const char *a, int pack)
 {
     if (pack) __builtin_prefetch(a, 0, 3);
@@ -353,8 +360,9 @@ __attribute__((target("avx2"), noinline)) static void unpack_small_exact(char *p
  * AVX-512 VBMI2's byte compress and expand: the typed side is read in 64-byte chunks from the
  * first element on, and the bytes of a chunk that belong to elements are gathered by one byte
  * permute (a pack, vpermb, its indices from one vpcompressb per chunk of the period) or spread by
- * one vpexpandb and a masked store that leaves the gaps as they are (an unpack). Which bytes of a chunk are element bytes repeats every stride / gcd(stride, 64) chunks
- * (the plan: that many masks, at most GCOMMI_COMPRESS_PERIOD_MAX). */
+ * one vpexpandb and a masked store that leaves the gaps as they are (an unpack). Which bytes of
+ * a chunk are element bytes repeats every stride / gcd(stride, 64) chunks (the plan: that many
+ * masks, at most GCOMMI_COMPRESS_PERIOD_MAX). */
 #define GCOMMI_COMPRESS_PERIOD_MAX 16
 typedef struct {
     uint64_t mask[GCOMMI_COMPRESS_PERIOD_MAX]; /* element bytes of chunk j of a period */
@@ -1015,14 +1023,17 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
 #define GCOMMI_HAVE_VEC_PF 1
 
 /* indexed_vec_pf's unpack, but the row ahead that starts exactly a page after the row before it is
- * prefetched whole for writing, from its end down, as strided_vec_walk does for vectors' blocks a
- * page apart (vec_bytes_pf_down). lower_tri at 1 MiB, whose rows are exactly a page apart,
- * bench_pack_cpu on machine D, 2026-11-30, three alternating rounds, % of memcpy: 87.5-88.4 ->
- * 90.7-92.0 (bench_pack_cpu_ceiling in the same hour: 91, the computed walk blk_avx2_walk 94, the
- * walk reading tables tbl_walk 92). Rows at other distances keep the first line: walking every
- * row ahead lost 0.91-0.93x at 4 MiB (rows 8 KiB apart) and 0.97-1.00x at 256 KiB-2 MiB. The pack
- * with the same walk (and its aligned stores) gained nothing at 1 MiB: 87-88% against 88%, where
- * no loop over lower_tri's addresses passed 88-91% (the ceiling's walk 88-91, tbl_walk 83-88). */
+ * prefetched whole (the write hint of prefetch_line), from its end down, as strided_vec_walk does
+ * for vectors' blocks a page apart (vec_bytes_pf_down). lower_tri at 1 MiB, whose rows are
+ * exactly a page apart, bench_pack_cpu on machine D, 2026-11-30, three alternating rounds, % of
+ * memcpy: 87.5-88.4 -> 90.7-92.0; bench_pack_ab 1.04-1.05x there, 0.99-1.02x at every other size
+ * of lower_tri, subarray4d and struct from 64 KiB to 16 MiB; bench_pack_cpu_ceiling, three runs:
+ * 92.4 against the computed walk's 94.7 and the walk reading tables' (tbl_walk) 93.1. Rows at
+ * other distances keep the first line: walking every row ahead lost 0.91-0.93x at 4 MiB (rows 8
+ * KiB apart) and 0.97-1.00x at 256 KiB-2 MiB. Packs keep indexed_vec_pf: at 1 MiB the same walk
+ * with the aligned stores measured 87-88% against 88%, and 2 or 4 first lines of the row ahead,
+ * or the row three or four ahead, 0.98-1.00x; no loop over lower_tri's addresses passed 89.8%
+ * there (gcomm 89.5, the computed walk 89.8, tbl_walk 87.7). */
 __attribute__((target("avx2"))) static char *indexed_vec_unpack_walk(char *p, char *m,
                                                                     const int64_t *displs,
                                                                     const int64_t *prefix,

@@ -397,7 +397,8 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
      *   benchmark's powers of four had shown. With the prefetch, packs below GCOMMI_TILE_WIDE_MIN
      *   (from there tiles of 32 rows, where it lost 4-11% at 32-48 MiB): 1.42-1.75x faster at
      *   8-16 MiB, 1.13-1.26x at 20-28 MiB, 1.02-1.07x in the cache; bench_pack_cpu at 8-12 MiB
-     *   2.1-4.3x MPI_Pack. Unpacks, with prefetchw: 1.18-1.33x at 8-18 MiB, where they stream,
+     *   2.1-4.3x MPI_Pack. Unpacks, with the write hint (prefetch_line: prefetcht0 as built):
+     *   1.18-1.33x at 8-18 MiB, where they stream,
      *   but 0.74-0.78x at 20 and 28 MiB and 0.87-0.93x at 2 MiB, so only unpacks that stream
      *   and fit twice in the L3 (the matrix and the packed stream) take it: the transpose's
      *   unpack at 10 MiB 1.83x -> 2.5x MPI_Pack;
