@@ -1026,14 +1026,14 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, co
  * prefetched whole (the write hint of prefetch_line), from its end down, as strided_vec_walk does
  * for vectors' blocks a page apart (vec_bytes_pf_down). lower_tri at 1 MiB, whose rows are
  * exactly a page apart, bench_pack_cpu on machine D, 2026-11-30, three alternating rounds, % of
- * memcpy: 87.5-88.4 -> 90.7-92.0; bench_pack_ab 1.04-1.05x there, 0.99-1.02x at every other size
+ * memcpy: 87.5-88.4 -> 90.7-92.0; bench_pack_ab 1.04-1.05x there, 0.98-1.04x at every other size
  * of lower_tri, subarray4d and struct from 64 KiB to 16 MiB; bench_pack_cpu_ceiling, three runs:
  * 92.4 against the computed walk's 94.7 and the walk reading tables' (tbl_walk) 93.1. Rows at
  * other distances keep the first line: walking every row ahead lost 0.91-0.93x at 4 MiB (rows 8
  * KiB apart) and 0.97-1.00x at 256 KiB-2 MiB. Packs keep indexed_vec_pf: at 1 MiB the same walk
- * with the aligned stores measured 87-88% against 88%, and 2 or 4 first lines of the row ahead,
- * or the row three or four ahead, 0.98-1.00x; no loop over lower_tri's addresses passed 89.8%
- * there (gcomm 89.5, the computed walk 89.8, tbl_walk 87.7). */
+ * with the aligned stores measured 87.0-87.7% of memcpy against 84.2-88.7% (three rounds), and 2
+ * or 4 first lines of the row ahead, or the row three or four ahead, 0.98-1.00x; no loop over
+ * lower_tri's addresses passed 89.8% there (gcomm 89.5, the computed walk 89.8, tbl_walk 87.7). */
 __attribute__((target("avx2"))) static char *indexed_vec_unpack_walk(char *p, char *m,
                                                                     const int64_t *displs,
                                                                     const int64_t *prefix,
