@@ -208,9 +208,11 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
             const int64_t span_max = astride == GCOMMI_PAGE ? GCOMMI_PF_WALK_SPAN_MAX_PAGE
                                                             : GCOMMI_PF_WALK_SPAN_MAX;
             if (size >= GCOMMI_PF_WALK_BLOCK_MIN && size <= GCOMMI_PF_WALK_BLOCK_MAX &&
-                astride >= GCOMMI_PAGE && count > 0 && astride <= span_max / count)
-                strided_vec_walk(p, mem, size, stride, count, c->pack);
-            else
+                astride >= GCOMMI_PAGE && count > 0 && astride <= span_max / count) {
+                const int nt = c->walk_nt_span > 0 && astride * count >= c->walk_nt_span;
+                strided_vec_walk(p, mem, size, stride, count, c->pack, nt);
+                c->fence |= nt;
+            } else
                 strided_vec_pf(p, mem, size, stride, count, c->pack);
             c->packed = p + count * size;
             return;
@@ -612,5 +614,5 @@ void gcommi_host_copy(const gcommi_layout_t *L, char *typed, size_t offset, size
     const int part = op_bytes > bytes; /* a range of a larger operation */
     select_copies(&c, bytes >= GCOMMI_RANGE_AS_OP_MIN && part ? op_bytes : bytes, part);
     part_vec(&c, &L->nodes[0], typed, L->extent, (int64_t)offset, (int64_t)bytes);
-    if (c.streams) GCOMMI_STREAM_FENCE(); /* streaming stores are weakly ordered */
+    if (c.streams || c.fence) GCOMMI_STREAM_FENCE(); /* streaming stores are weakly ordered */
 }

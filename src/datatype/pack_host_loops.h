@@ -970,11 +970,19 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * walking only the rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at
  * 256 KiB-4 MiB),
  * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
- * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched. */
+ * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched.
+ * nt (unpacks whose blocks span the L2, ctx_t.walk_nt_span): every odd block is written by
+ * copy_stream instead, and only the even ones walk the (even) block two ahead; the caller
+ * fences. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
-                                                            int64_t stride, int64_t count, int pack)
+                                                            int64_t stride, int64_t count, int pack,
+                                                            int nt)
 {
     for (int64_t b = 0; b < count; b++, p += size, mem += stride) {
+        if (nt && (b & 1)) { /* an unpack's odd block: streamed, and not prefetched ahead */
+            copy_stream(mem, p, (size_t)size);
+            continue;
+        }
         const char *pa = mem;
         size_t pn = 0;
         if (b + GCOMMI_PF_LINE_AHEAD < count) {

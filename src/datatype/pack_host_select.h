@@ -32,6 +32,7 @@ typedef struct {
     copy_fn_t mid; /* copy of blocks of GCOMMI_MID_MIN bytes or more that do not stream */
     copy_fn_t big; /* streaming copy of blocks of at least stream_min_block() bytes */
     int streams;   /* big uses streaming stores: fence before returning */
+    int fence;     /* a loop used streaming stores where streams is 0: fence before returning */
     int tile;      /* rows of a transposing tile (transpose_tiles) */
     int tile_nt;   /* transpose_tiles unpacking 4- and 8-byte elements: streaming stores */
     int tile8;     /* transpose_tiles of 8-byte elements: 8 x 8 blocks in registers (transpose8) */
@@ -62,6 +63,8 @@ typedef struct {
                              the vectors strided_vec_walk takes all of the block from its end
                              down), and rows by rows_vec the first line of the row
                              GCOMMI_ROWS_PF_AHEAD ahead: from GCOMMI_PF_STRIDED_MIN bytes */
+    int64_t walk_nt_span; /* unpacks by strided_vec_walk whose blocks span at least this many
+                             bytes write every other block with streaming stores; 0: never */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -287,6 +290,9 @@ static size_t stream_min(int pack, int cpu, long l2, long l3)
 typedef struct {
     int cpu;              /* cpu_flags_read() */
     size_t stream_min[2]; /* unpack, pack */
+    int64_t walk_nt_span; /* ctx_t.walk_nt_span of Zen 4's unpacks: the L2's size, or 0 when it
+                             is unknown or GCOMM_PACK_STREAM_MIN is set (then no unpack below
+                             that size streams) */
     long l3;              /* bytes; 0: unknown */
 } cpu_profile_t;
 static cpu_profile_t cpu_profile_data;
@@ -300,6 +306,8 @@ static void cpu_profile_init(void)
     cpu_profile_data.cpu = cpu;
     cpu_profile_data.stream_min[0] = stream_min(0, cpu, l2, l3);
     cpu_profile_data.stream_min[1] = stream_min(1, cpu, l2, l3);
+    cpu_profile_data.walk_nt_span =
+        l2 > 0 && gcommi_config()->pack_stream_min == 0 ? (int64_t)l2 : 0;
     cpu_profile_data.l3 = l3;
     __atomic_store_n(&cpu_profile_ready, 1, __ATOMIC_RELEASE);
 }
@@ -421,6 +429,8 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     c->tile_fixed_ok = c->pack || !c->streams || !amd;
     c->pf_line = 0;
     c->pf_strided = 0;
+    c->walk_nt_span = 0;
+    c->fence = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
@@ -438,6 +448,19 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     if (zen4) {
         c->pf_line = !c->streams;
         c->pf_strided = c->pf_line && bytes >= GCOMMI_PF_STRIDED_MIN;
+        /* Unpacks whose blocks span the L2 or more: their lines cannot stay in it, and every
+         * other block streamed (strided_vec_walk) sends half of them to memory without a read
+         * for ownership, beside the L3 traffic of the other half. bench_pack_ab on machine D
+         * (2026-11-30), against all blocks by ordinary stores, vector_bl256 unpack: 1 MiB 1.08x,
+         * 1.5-3 MiB 1.09-1.10x, 4 MiB 1.13x, 5-6 MiB 1.10-1.11x (span 2-12 MiB); 512 KiB and
+         * 768 KiB (span 1-1.5 MiB) 1.03-1.05x; but 64 KiB 0.85x and 256 KiB 0.92x, whose
+         * blocks stay in the L2 between calls. hvectors of R-byte rows S apart, 1 / 4 MiB:
+         * 3072:4096 1.08 / 1.08x, 2040:4096 1.03 / 1.12x, 1536:4096 1.02 / 0.98x, 1600:4096
+         * 1.02 / 1.01x. bench_pack_cpu, three alternating rounds, vector_bl256 unpack % of
+         * memcpy: 1 MiB 89.2-90.7 -> 98.2-99.6, 4 MiB 77.0-77.9 -> 87.0-88.0. The ceiling
+         * benchmark's split_nt, the same over vector_bl256, had shown 93-98% at 1.5-6 MiB
+         * against gcomm's 79-93%. Packs lost with it (split_nt 64-86%). */
+        if (!c->pack) c->walk_nt_span = pr->walk_nt_span;
         if (c->pack && bytes >= pr->stream_min[1]) c->rows_zmm = 0;
         if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= pr->stream_min[1]))
             c->rows_vec_max = GCOMMI_ROWS_VEC_MAX_OTHER;
@@ -515,6 +538,8 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     c->adst_idx = 0;
     c->pf_line = 0;
     c->pf_strided = 0;
+    c->walk_nt_span = 0;
+    c->fence = 0;
     c->unroll_unpack = bytes < GCOMMI_UNROLL_UNPACK_MAX;
     c->rows_odd = 0;
     c->small_over = 0;
