@@ -209,7 +209,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
                                                             : GCOMMI_PF_WALK_SPAN_MAX;
             if (size >= GCOMMI_PF_WALK_BLOCK_MIN && size <= GCOMMI_PF_WALK_BLOCK_MAX &&
                 astride >= GCOMMI_PAGE && count > 0 && astride <= span_max / count) {
-                const int nt = c->walk_nt_span > 0 && astride * count >= c->walk_nt_span;
+                const int nt = c->walk_nt_span > 0 && astride * count >= c->walk_nt_span &&
+                               (((uintptr_t)mem | (uintptr_t)astride) & 63) == 0;
                 strided_vec_walk(p, mem, size, stride, count, c->pack, nt);
                 c->fence |= nt;
             } else

@@ -459,7 +459,11 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
          * 1.02 / 1.01x. bench_pack_cpu, three alternating rounds, vector_bl256 unpack % of
          * memcpy: 1 MiB 89.2-90.7 -> 98.2-99.6, 4 MiB 77.0-77.9 -> 87.0-88.0. The ceiling
          * benchmark's split_nt, the same over vector_bl256, had shown 93-98% at 1.5-6 MiB
-         * against gcomm's 79-93%. Packs lost with it (split_nt 64-86%). */
+         * against gcomm's 79-93%. Packs lost with it (split_nt 64-86%). Only blocks that start
+         * on 64-byte lines (the first, and the stride a multiple of 64; pack_host.c): blocks
+         * that start inside a line lost, 1 MiB of 2048:4104 0.70x, 1600:4100 0.84x, 2048:4128
+         * 0.93x (and rows of lower_tri streamed alike 0.64-0.82x where they start inside a line,
+         * 1.00-1.07x where they start on one), and now keep ordinary stores (0.99-1.00x). */
         if (!c->pack) c->walk_nt_span = pr->walk_nt_span;
         if (c->pack && bytes >= pr->stream_min[1]) c->rows_zmm = 0;
         if (bytes >= GCOMMI_ROWS_WIDE_MIN || (c->pack && bytes >= pr->stream_min[1]))
