@@ -972,9 +972,8 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched.
  * nt (unpacks of blocks that start on 64-byte lines and span the L2, ctx_t.walk_nt_span):
- * every odd block is written by
- * copy_stream instead, and only the even ones walk the (even) block two ahead; the caller
- * fences. */
+ * every odd block is written by copy_stream instead, and only the even ones walk the (even)
+ * block two ahead; the caller fences. */
 __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem, int64_t size,
                                                             int64_t stride, int64_t count, int pack,
                                                             int nt)
