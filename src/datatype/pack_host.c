@@ -453,7 +453,7 @@ static void idx_blocks(ctx_t *c, const gcommi_dl_t *n, char *base, int64_t b0, i
         char *p = c->packed, *m = base + ch->disp;
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line) {
-            c->packed = c->pack ? indexed_vec_pf(p, m, displs, prefix, count, ch->size, 1)
+            c->packed = c->pack ? indexed_vec_pf(p, m, displs, prefix, count, ch->size)
                                 : indexed_vec_unpack_walk(p, m, displs, prefix, count, ch->size);
             return;
         }

@@ -965,11 +965,10 @@ __attribute__((target("avx2"))) static void strided_vec_pf(char *p, char *mem, i
  * alone, bench_pack_ab on machine D, 2026-11-30: 1.03-1.04x at 1 MiB, 0.91-0.93x at 4 MiB,
  * 0.97-1.00x at 256 KiB-2 MiB; again on 2026-11-30 with the pack's stores 32-byte aligned as
  * indexed_vec_pf has them: pack 0.94-0.98x at 256 KiB-4 MiB, unpack 1.03-1.05x at 1 MiB, where
- * the rows are exactly a page apart (a walk for the unpacks of such blocks alone: 88.3-89.0% of
- * memcpy in bench_pack_cpu against 88.1-88.2%), 0.99-1.02x at 384 KiB-1.5 MiB otherwise;
- * walking only the rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at
- * 256 KiB-4 MiB),
- * so indexed nodes keep the first line. The copy is vec_bytes' loop written again with the
+ * the rows are exactly a page apart, 0.99-1.02x at 384 KiB-1.5 MiB otherwise; walking only the
+ * rows of GCOMMI_PF_WALK_BLOCK_MIN to _MAX bytes, as for vectors: 0.95-1.00x at 256 KiB-4 MiB),
+ * so indexed nodes keep the first line, but for the unpacks of rows a page apart, measured again
+ * and taken in indexed_vec_unpack_walk. The copy is vec_bytes' loop written again with the
  * prefetches, not vec_bytes with an empty range: strided_vec_pf keeps its own loop untouched.
  * nt (unpacks of blocks that start on 64-byte lines and span the L2, ctx_t.walk_nt_span):
  * every odd block is written by copy_stream instead, and only the even ones walk the (even)
@@ -1011,19 +1010,19 @@ __attribute__((target("avx2"))) static void strided_vec_walk(char *p, char *mem,
  * and more 32-byte aligned, as strided_vec_pf does (lower_tri's packed rows start at every
  * multiple of 8 bytes): bench_pack_ab on machine D (2026-11-29), lower_tri pack 1.04-1.05x at
  * 256-512 KiB, 1.02-1.04x at 1 MiB (85 -> 89% of memcpy in bench_pack_cpu), 1.02x at 2 MiB,
- * 0.99-1.00x at 4-8 MiB; from 64 bytes instead of 256, 0.98-1.02x against it. Returns the packed
- * stream's next byte. */
-__attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, char *m, const int64_t *displs,
+ * 0.99-1.00x at 4-8 MiB; from 64 bytes instead of 256, 0.98-1.02x against it. Packs only since
+ * 2026-11-30: unpacks take indexed_vec_unpack_walk, the same loop with the row ahead walked
+ * whole where it starts a page after the row before. Returns the packed stream's next byte. */
+__attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, const char *m,
+                                                          const int64_t *displs,
                                                           const int64_t *prefix, int64_t count,
-                                                          int64_t elem, int pack)
+                                                          int64_t elem)
 {
     for (int64_t b = 0; b < count; b++) {
         size_t len = (size_t)((prefix[b + 1] - prefix[b]) * elem);
-        char *t = m + displs[b];
         if (b + GCOMMI_PF_LINE_AHEAD < count)
-            prefetch_line(m + displs[b + GCOMMI_PF_LINE_AHEAD], pack);
-        if (pack) vec_bytes_adst(p, t, len);
-        else vec_bytes(t, p, len);
+            prefetch_line(m + displs[b + GCOMMI_PF_LINE_AHEAD], 1);
+        vec_bytes_adst(p, m + displs[b], len);
         p += len;
     }
     return p;
