@@ -25,6 +25,20 @@
 
 static uint64_t rng_state;
 
+/* The committed type of cols columns of rows elements of sz bytes: column c starts at c * ext,
+ * row r at r * row. The columns' types are freed here: the type keeps them alive. */
+static gcomm_datatype transpose_type(int rows, int cols, int sz, int ext, long row)
+{
+    gcomm_datatype col = GCOMM_DATATYPE_NULL, colx = GCOMM_DATATYPE_NULL, t = GCOMM_DATATYPE_NULL;
+    TEST_OK(gcomm_type_hvector(rows, sz, (ptrdiff_t)row, GCOMM_BYTE, &col));
+    TEST_OK(gcomm_type_resized(col, 0, ext, &colx));
+    TEST_OK(gcomm_type_contiguous(cols, colx, &t));
+    TEST_OK(gcomm_type_commit(&t));
+    gcomm_type_free(&colx);
+    gcomm_type_free(&col);
+    return t;
+}
+
 /* cols columns of rows elements of sz bytes; column c starts at c * ext, row r at r * row. */
 static void check_transpose(int rows, int cols, int sz, int ext, long row)
 {
@@ -36,19 +50,13 @@ static void check_transpose(int rows, int cols, int sz, int ext, long row)
                 free(l.b);
                 return;
             }
-    gcomm_datatype col = GCOMM_DATATYPE_NULL, colx = GCOMM_DATATYPE_NULL, t = GCOMM_DATATYPE_NULL;
-    TEST_OK(gcomm_type_hvector(rows, sz, (ptrdiff_t)row, GCOMM_BYTE, &col));
-    TEST_OK(gcomm_type_resized(col, 0, ext, &colx));
-    TEST_OK(gcomm_type_contiguous(cols, colx, &t));
-    TEST_OK(gcomm_type_commit(&t));
+    gcomm_datatype t = transpose_type(rows, cols, sz, ext, row);
     char name[96];
     snprintf(name, sizeof name, "%d x %d of %d bytes, ext %d, rows %ld apart", rows, cols, sz, ext,
              row);
     blocks_check(name, t, 1, &l, 0, 0, 0, 1, &rng_state);
     blocks_check(name, t, 1, &l, 0, 8, 16, 1, &rng_state);
     gcomm_type_free(&t);
-    gcomm_type_free(&colx);
-    gcomm_type_free(&col);
     free(l.b);
 }
 
@@ -59,11 +67,7 @@ static void check_transpose(int rows, int cols, int sz, int ext, long row)
  * of the 8-row blocks. */
 static void check_spans(int rows, int cols, long row)
 {
-    gcomm_datatype col = GCOMM_DATATYPE_NULL, colx = GCOMM_DATATYPE_NULL, t = GCOMM_DATATYPE_NULL;
-    TEST_OK(gcomm_type_hvector(rows, 8, (ptrdiff_t)row, GCOMM_BYTE, &col));
-    TEST_OK(gcomm_type_resized(col, 0, 8, &colx));
-    TEST_OK(gcomm_type_contiguous(cols, colx, &t));
-    TEST_OK(gcomm_type_commit(&t));
+    gcomm_datatype t = transpose_type(rows, cols, 8, 8, row);
     const size_t span = (size_t)(rows - 1) * (size_t)row + (size_t)cols * 8;
     const size_t packed = (size_t)rows * (size_t)cols * 8;
     unsigned char *src = malloc(span), *whole = malloc(packed), *part = malloc(packed),
@@ -109,8 +113,6 @@ static void check_spans(int rows, int cols, long row)
     free(dst);
     free(poison);
     gcomm_type_free(&t);
-    gcomm_type_free(&colx);
-    gcomm_type_free(&col);
 }
 
 int main(void)
