@@ -58,6 +58,8 @@
  *                   gcomm's indexed loop reads them) instead of computed
  *   split_nt        packed lines that share cache sets with the shape's lines streamed (pack),
  *                   every other block streamed (unpack): what the sets cost (cp_split_nt)
+ *   split_inv, split_odd   pack: split_nt streaming the packed lines outside those sets, or
+ *                   every other packed line (the sets picked or the share streamed?)
  * --huge-pages puts every buffer (memcpy's too) on transparent huge pages: what the loops lose to
  * the 4 KiB pages they touch. --pad B moves the blocks B bytes further apart (gcomm's type too).
  * `memcpy` is one memcpy of the packed byte count (the ceiling), `gcomm` is gcomm_pack or
@@ -1066,18 +1068,26 @@ INLINE TGT_AVX2 void cp_split_nt(char *d, const char *s, size_t n, uint64_t crow
     cp_avx2(d + i, s + i, n - i);
 }
 
-TGT_AVX2 static int op_split_nt_pack(void *arg)
-{
-    const bufs_t *b = arg;
-    const geom_t *g = b->g;
-    const char *typed = (const char *)b->src;
-    char *p = (char *)b->out;
-    size_t len = g->len0;
-    for (size_t i = 0; i < g->nblocks; i++, p += len, len += g->inc)
-        cp_split_nt(p, typed + i * g->stride, len, b->crowded);
-    _mm_sfence();
-    return 0;
-}
+/* The packs of split_nt, of split_inv (the other packed lines streamed: those outside the crowded
+ * sets) and of split_odd (every other packed line streamed: the odd lines of a page, half of every
+ * group of sets, whatever the shape's lines): whether the sets picked or the share streamed is
+ * what counts. The two others' unpacks are split_nt's. */
+#define DEFINE_SPLIT_MASK(NAME, MASK)                                                         \
+    TGT_AVX2 static int op_##NAME##_pack(void *arg)                                          \
+    {                                                                                       \
+        const bufs_t *b = arg;                                                              \
+        const geom_t *g = b->g;                                                             \
+        const char *typed = (const char *)b->src;                                           \
+        char *p = (char *)b->out;                                                           \
+        size_t len = g->len0;                                                               \
+        for (size_t i = 0; i < g->nblocks; i++, p += len, len += g->inc)                    \
+            cp_split_nt(p, typed + i * g->stride, len, (MASK));                             \
+        _mm_sfence();                                                                       \
+        return 0;                                                                           \
+    }
+DEFINE_SPLIT_MASK(split_nt, b->crowded)
+DEFINE_SPLIT_MASK(split_inv, ~b->crowded)
+DEFINE_SPLIT_MASK(split_odd, 0xaaaaaaaaaaaaaaaaull)
 
 TGT_AVX2 static int op_split_nt_unpack(void *arg)
 {
@@ -1175,6 +1185,8 @@ static const variant_t variants[] = {
     {"ilv2", op_ilv2_pack, op_ilv2_unpack, "avx2", 0},
     {"ilv4", op_ilv4_pack, op_ilv4_unpack, "avx2", 0},
     {"split_nt", op_split_nt_pack, op_split_nt_unpack, "avx2", 0},
+    {"split_inv", op_split_inv_pack, op_split_nt_unpack, "avx2", 0},
+    {"split_odd", op_split_odd_pack, op_split_nt_unpack, "avx2", 0},
 #endif
 };
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };

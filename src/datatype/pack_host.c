@@ -185,6 +185,16 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         char *p = c->packed;
         copy_fn_t f = copy_for(c, (size_t)size);
 #if defined(__x86_64__)
+        if (c->split_l2 && size >= GCOMMI_SPLIT_BLOCK_MIN) {
+            const uint64_t mask = crowded_strided(mem, size, stride, count, c->split_l2);
+            if (mask) {
+                c->fence = 1;
+                for (int64_t i = 0; i < count; i++)
+                    copy_split(p + i * size, mem + i * stride, (size_t)size, mask);
+                c->packed = p + count * size;
+                return;
+            }
+        }
         if (c->gather_ilv && size >= GCOMMI_GATHER_LINES_MIN &&
             ((((uintptr_t)p) | (uint64_t)size) & 63) == 0) {
             gather_stream_ilv(p, mem, size, stride, count);
@@ -459,6 +469,22 @@ static void idx_blocks(ctx_t *c, const gcommi_dl_t *n, char *base, int64_t b0, i
         }
 #endif
 #if defined(__x86_64__)
+        /* Rows of GCOMMI_SPLIT_BLOCK_MIN / 2 bytes on average and more: counting their lines
+         * (crowded_indexed) costs a small part of copying them. */
+        if (c->split_l2 && (prefix[count] - prefix[0]) * ch->size >=
+                               count * (GCOMMI_SPLIT_BLOCK_MIN / 2)) {
+            const uint64_t mask = crowded_indexed(m, displs, prefix, count, ch->size, c->split_l2);
+            if (mask) {
+                c->fence = 1;
+                for (int64_t b = 0; b < count; b++) {
+                    const size_t len = (size_t)((prefix[b + 1] - prefix[b]) * ch->size);
+                    copy_split(p, m + displs[b], len, mask);
+                    p += len;
+                }
+                c->packed = p;
+                return;
+            }
+        }
         if (c->adst_idx) {
             c->packed = indexed_adst(p, m, displs, prefix, count, ch->size, c->pack);
             return;

@@ -810,6 +810,135 @@ __attribute__((target("avx2"))) static char *gather_group(char *p, const gather_
     return p;
 }
 
+/* Packs on Intel of 3/8 of the L2 to the L2 (ctx_t.split_l2): where the typed side's lines crowd
+ * some of the L2's sets, only the packed lines that fall in those sets are streamed. A set is
+ * picked by address bits 6 and up; bits 6-11, a line's place in its 4 KiB page, are the same in
+ * virtual and physical addresses. vector_bl256's blocks (2 KiB at the start of every page) put
+ * all their lines in the sets of the first 32 lines of a page, lower_tri's rows (at 1 MiB, a page
+ * apart) three quarters of theirs; the packed stream spreads over every set. On the 2 MiB L2 of
+ * Emerald Rapids (machine B), which holds memcpy's 2 MiB at 1 MiB, the typed lines and the packed
+ * lines meant for the same sets do not fit there together; with those packed lines streamed, the
+ * typed lines stay. bench_pack_cpu_ceiling there (2026-11-30, three runs), pack % of memcpy at 1
+ * MiB: vector_bl256 every packed line streamed (gcomm then) 61, the crowded sets' lines 75, the
+ * other lines 42, every other line 39; lower_tri 70 / 81 / 49 / 42; at 2 MiB, where memcpy runs
+ * from the L3, streaming every line is better (99-108 against 89-97). crowded_mask takes the
+ * split where the crowded typed lines fit their sets' share of the L2 and do not with the packed
+ * lines of those sets, and only where one run of at most half the lines of a page holds at least
+ * two thirds of the typed lines: a scattered choice streams every other line or so, as slow as the
+ * 39-42 above. bench_pack_ab on machine B against the library without it (two rounds), pack:
+ * vector_bl256 768 KiB 1.24-1.28x (it did not stream there), 1 MiB 1.17-1.18x; lower_tri 1 MiB
+ * 1.13-1.15x, 768 KiB 0.98-1.00x (its rows do not crowd there: the mask's estimate); 512 KiB and
+ * 1.5 MiB 1.00x; hvectors of 1-2 KiB rows 4096-6144 bytes apart, vector_bl16, subarray4d, struct
+ * and the transpose at 768 KiB-1 MiB 1.00-1.05x. bench_pack_cpu at 1 MiB: vector_bl256 69.9%,
+ * lower_tri 75.1% of memcpy (51-68 and 47-68 in the runs before). Not on AMD: on Zen 4 (1 MiB L2)
+ * the ceiling's split measured 82 against gcomm's 91 for vector_bl256 at 1 MiB.
+ * Difference array of 64 counts (plus base for every line of a page): the lines of [a, a + n). */
+static inline void lines_add(int64_t diff[65], int64_t *base, uintptr_t a, size_t n)
+{
+    if (n == 0) return;
+    const uint64_t nl = (uint64_t)(((a + n - 1) >> 6) - (a >> 6) + 1);
+    const unsigned rem = (unsigned)(nl % 64), s = (unsigned)((a >> 6) & 63);
+    *base += (int64_t)(nl / 64);
+    if (rem == 0) return;
+    diff[s]++;
+    if (s + rem <= 64) {
+        diff[s + rem]--;
+    } else {
+        diff[64]--;
+        diff[0]++;
+        diff[s + rem - 64]--;
+    }
+}
+
+/* The crowded lines of a page (bit k: line k) from lines_add's counts, each standing for mult / per
+ * lines,
+ * where streaming the packed lines of those sets lets the typed lines stay in an L2 of l2 bytes:
+ * the typed lines there fit that share of the L2 and, with the packed lines meant for the same
+ * sets (packed bytes spread over every set), do not. 0 otherwise, and when the crowded lines are
+ * not one run of at most 32 lines holding at least two thirds of the lines counted. */
+static uint64_t crowded_mask(const int64_t diff[65], int64_t base, int64_t mult, int64_t per,
+                             int64_t packed, int64_t l2)
+{
+    int64_t cnt[64], total = 0, run = 0, in = 0;
+    for (int k = 0; k < 64; k++) {
+        run += diff[k];
+        cnt[k] = base + run;
+        total += cnt[k];
+    }
+    uint64_t mask = 0;
+    for (int k = 0; k < 64; k++)
+        if (cnt[k] * 64 > total) {
+            mask |= (uint64_t)1 << k;
+            in += cnt[k];
+        }
+    const uint64_t before = mask << 1 | mask >> 63; /* bit k: line k - 1 crowded */
+    const int lines = __builtin_popcountll(mask);
+    if (__builtin_popcountll(mask & ~before) != 1 || lines > 32 || in * 3 < total * 2) return 0;
+    const int64_t share = l2 / 64 * lines, typed = in * 64 / per * mult;
+    return typed <= share && typed + packed / 64 * lines > share ? mask : 0;
+}
+
+/* The masks below are estimated from at most GCOMMI_SPLIT_SAMPLES blocks spread evenly: counting
+ * every row's lines cost lower_tri's pack 6-10% where the rows turned out not to crowd
+ * (bench_pack_ab on machine B, 2026-11-30, 512 KiB to 1.5 MiB, 362-627 rows; a few ns a row), and
+ * hvectors of 2 KiB rows 6144 or 4160 bytes apart 2% at 1 MiB. The mask chooses stores, not
+ * bytes: an estimate that errs costs time only. */
+#define GCOMMI_SPLIT_SAMPLES 32
+
+/* crowded_mask of count blocks of size bytes, stride apart from mem (one block stands for all when
+ * the stride is a multiple of a page). */
+static uint64_t crowded_strided(const char *mem, int64_t size, int64_t stride, int64_t count,
+                                int64_t l2)
+{
+    int64_t diff[65] = {0}, base = 0;
+    const int64_t n = (abs64(stride) & (GCOMMI_PAGE - 1)) == 0 ? 1
+                      : count < GCOMMI_SPLIT_SAMPLES          ? count
+                                                              : GCOMMI_SPLIT_SAMPLES;
+    for (int64_t i = 0; i < n; i++)
+        lines_add(diff, &base, (uintptr_t)(mem + i * count / n * stride), (size_t)size);
+    return crowded_mask(diff, base, count, n, size * count, l2);
+}
+
+/* crowded_mask of an indexed node's contiguous blocks of elem-byte elements. */
+static uint64_t crowded_indexed(const char *m, const int64_t *displs, const int64_t *prefix,
+                                int64_t count, int64_t elem, int64_t l2)
+{
+    int64_t diff[65] = {0}, base = 0;
+    const int64_t n = count < GCOMMI_SPLIT_SAMPLES ? count : GCOMMI_SPLIT_SAMPLES;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t b = i * count / n;
+        lines_add(diff, &base, (uintptr_t)(m + displs[b]),
+                  (size_t)((prefix[b + 1] - prefix[b]) * elem));
+    }
+    return crowded_mask(diff, base, count, n, (prefix[count] - prefix[0]) * elem, l2);
+}
+
+/* n bytes from src to dst, the whole lines of dst whose place in their page is in mask written
+ * with streaming stores, the others and the partial lines at either end with ordinary ones. */
+__attribute__((target("avx2"))) static void copy_split(char *dst, const char *src, size_t n,
+                                                      uint64_t mask)
+{
+    const size_t head = (size_t)(-(uintptr_t)dst & 63);
+    if (n < head + 64) {
+        vec_bytes(dst, src, n);
+        return;
+    }
+    vec_bytes(dst, src, head);
+    size_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        if ((mask >> (((uintptr_t)(dst + i) >> 6) & 63)) & 1) {
+            _mm256_stream_si256((__m256i *)(dst + i), a);
+            _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        } else {
+            _mm256_store_si256((__m256i *)(dst + i), a);
+            _mm256_store_si256((__m256i *)(dst + i + 32), b);
+        }
+    }
+    vec_bytes(dst + i, src + i, n - i);
+}
+
 /* count blocks of `size` bytes at mem, mem + stride, ... packed from p by gather_group: the
  * strided blocks whose packed lines gather_stream_ilv cannot take whole (a packed buffer from
  * malloc is 16 bytes past a page). vector_bl256 packed to a page + 16 on the Zen 4 VM (a scratch

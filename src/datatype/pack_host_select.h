@@ -65,6 +65,10 @@ typedef struct {
                              GCOMMI_ROWS_PF_AHEAD ahead: from GCOMMI_PF_STRIDED_MIN bytes */
     int64_t walk_nt_span; /* unpacks by strided_vec_walk whose blocks span at least this many
                              bytes write every other block with streaming stores; 0: never */
+    int64_t split_l2;     /* a pack on Intel smaller than the L2 (its size here; 0: none):
+                             vectors' blocks of GCOMMI_SPLIT_BLOCK_MIN bytes and more and indexed
+                             nodes' rows that crowd the sets of a run of lines of a page stream
+                             only the packed lines of those sets (copy_split, crowded_mask) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -293,7 +297,7 @@ typedef struct {
     int64_t walk_nt_span; /* ctx_t.walk_nt_span of Zen 4's unpacks: the L2's size, or 0 when it
                              is unknown or GCOMM_PACK_STREAM_MIN is set (then no unpack below
                              that size streams) */
-    long l3;              /* bytes; 0: unknown */
+    long l2, l3;          /* bytes; 0: unknown */
 } cpu_profile_t;
 static cpu_profile_t cpu_profile_data;
 static int cpu_profile_ready;
@@ -308,6 +312,7 @@ static void cpu_profile_init(void)
     cpu_profile_data.stream_min[1] = stream_min(1, cpu, l2, l3);
     cpu_profile_data.walk_nt_span =
         l2 > 0 && gcommi_config()->pack_stream_min == 0 ? (int64_t)l2 : 0;
+    cpu_profile_data.l2 = l2;
     cpu_profile_data.l3 = l3;
     __atomic_store_n(&cpu_profile_ready, 1, __ATOMIC_RELEASE);
 }
@@ -445,6 +450,14 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     c->tile_aliased = 0;
     c->tile_pf = 0;
     c->gather_ilv = c->streams && c->pack;
+    /* copy_split's comment has the figures; from 3/8 of the L2, where they gained (below,
+     * vector_bl256's and lower_tri's lines fit the L2 with the packed ones, and computing the
+     * mask cost 1-3% at half that: 512 KiB on machine B). Not when GCOMM_PACK_STREAM_MIN is set:
+     * the user who sets it asks for streaming stores from there and for none below. */
+    c->split_l2 = avx2 && c->pack && !amd && pr->l2 > 0 && bytes < (size_t)pr->l2 &&
+                          bytes >= (size_t)pr->l2 / 8 * 3 && gcommi_config()->pack_stream_min == 0
+                      ? (int64_t)pr->l2
+                      : 0;
     if (zen4) {
         c->pf_line = !c->streams;
         c->pf_strided = c->pf_line && bytes >= GCOMMI_PF_STRIDED_MIN;
@@ -551,6 +564,7 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     c->compress_exact = 0;
     c->pairs = 0;
     c->gather_ilv = 0;
+    c->split_l2 = 0;
 }
 #endif
 
@@ -562,6 +576,10 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
  * against 1.0x). Packs of whole-line blocks gathered eight at a time stream from 128 bytes
  * (GCOMMI_GATHER_LINES_MIN). */
 static inline size_t stream_min_block(const ctx_t *c) { return c->pack ? 1024 : 128; }
+
+/* A vector's blocks from this size on may take copy_split (ctx_t.split_l2), as blocks from
+ * stream_min_block() take the streaming copy. */
+#define GCOMMI_SPLIT_BLOCK_MIN 1024
 
 /* Blocks from this size on that do not stream use c->mid. Shorter ones keep libc's memcpy: with
  * copy_vec from 65 bytes on, vector_bl16 (128-byte blocks) and subarray4d (512-byte rows) fell to

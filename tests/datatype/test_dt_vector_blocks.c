@@ -267,6 +267,18 @@ int main(void)
     check_rows(300, 5, 13, 4096, 64);
     check_rows(500, 8, 8, 4096, -64);
     geometries += 2;
+    /* packs on Intel between 3/8 of the L2 and the L2 whose blocks crowd the cache sets of a run
+     * of lines of a page stream only the packed lines of those sets (copy_split, by the place of
+     * each packed line in its page): blocks of 2 KiB, 1.5 KiB and 2 KiB + 40 bytes (a packed
+     * stream whose blocks start anywhere in a line) a page apart, sized for L2s of 1, 2 and 4 MiB
+     * (424-448, 848-896 and 1700-1792 KiB packed), and lower_tri's rows of 571 KiB above */
+    static const int split_blocks[] = {2048, 1536, 2088};
+    static const int split_kib[] = {448, 896, 1792};
+    for (size_t i = 0; i < sizeof split_blocks / sizeof *split_blocks; i++)
+        for (size_t k = 0; k < sizeof split_kib / sizeof *split_kib; k++) {
+            check_vector((split_kib[k] << 10) / split_blocks[i], split_blocks[i], 4096);
+            geometries++;
+        }
     /* about 6.5 MiB: each of block_check's three ranges, cut at odd bytes, is itself more than
      * 2 MiB and starts inside a row */
     check_vector(26630, 256, 512);
