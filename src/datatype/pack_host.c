@@ -186,7 +186,8 @@ static void strided_any(ctx_t *c, char *mem, int64_t size, int64_t stride, int64
         copy_fn_t f = copy_for(c, (size_t)size);
 #if defined(__x86_64__)
         if (c->split_l2 && size >= GCOMMI_SPLIT_BLOCK_MIN) {
-            const uint64_t mask = crowded_strided(mem, size, stride, count, c->split_l2);
+            const uint64_t mask = crowded_strided(mem, size, stride, count, c->split_op,
+                                                  c->split_l2);
             if (mask) {
                 c->fence = 1;
                 for (int64_t i = 0; i < count; i++)
@@ -473,7 +474,8 @@ static void idx_blocks(ctx_t *c, const gcommi_dl_t *n, char *base, int64_t b0, i
          * (crowded_indexed) costs a small part of copying them. */
         if (c->split_l2 && (prefix[count] - prefix[0]) * ch->size >=
                                count * (GCOMMI_SPLIT_BLOCK_MIN / 2)) {
-            const uint64_t mask = crowded_indexed(m, displs, prefix, count, ch->size, c->split_l2);
+            const uint64_t mask = crowded_indexed(m, displs, prefix, count, ch->size,
+                                                  c->split_op, c->split_l2);
             if (mask) {
                 c->fence = 1;
                 for (int64_t b = 0; b < count; b++) {

@@ -850,15 +850,17 @@ static inline void lines_add(int64_t diff[65], int64_t *base, uintptr_t a, size_
     }
 }
 
-/* The crowded lines of a page (bit k: line k) from lines_add's counts, each standing for mult / per
- * lines,
- * where streaming the packed lines of those sets lets the typed lines stay in an L2 of l2 bytes:
- * the typed lines there fit that share of the L2 and, with the packed lines meant for the same
- * sets (packed bytes spread over every set), do not. 0 otherwise, and when the crowded lines are
- * not one run of at most 32 lines holding at least two thirds of the lines counted. */
+/* The crowded lines of a page (bit k: line k) from lines_add's counts, each count standing for
+ * mult / per lines of blocks that pack to `packed` bytes, where streaming the packed lines of those
+ * sets lets the typed lines of an operation of op bytes, if all of it were like these blocks, stay
+ * in an L2 of l2 bytes: the typed lines there fit that share of the L2 and, with the packed lines
+ * meant for the same sets (packed bytes spread over every set), do not. 0 otherwise, and when the
+ * crowded lines are not one run of at most 32 lines holding at least two thirds of the lines
+ * counted. op, not the blocks' own bytes: a range of an operation is judged as the operation. */
 static uint64_t crowded_mask(const int64_t diff[65], int64_t base, int64_t mult, int64_t per,
-                             int64_t packed, int64_t l2)
+                             int64_t packed, int64_t op, int64_t l2)
 {
+    if (packed <= 0) return 0;
     int64_t cnt[64], total = 0, run = 0, in = 0;
     for (int k = 0; k < 64; k++) {
         run += diff[k];
@@ -874,8 +876,10 @@ static uint64_t crowded_mask(const int64_t diff[65], int64_t base, int64_t mult,
     const uint64_t before = mask << 1 | mask >> 63; /* bit k: line k - 1 crowded */
     const int lines = __builtin_popcountll(mask);
     if (__builtin_popcountll(mask & ~before) != 1 || lines > 32 || in * 3 < total * 2) return 0;
-    const int64_t share = l2 / 64 * lines, typed = in * 64 / per * mult;
-    return typed <= share && typed + packed / 64 * lines > share ? mask : 0;
+    /* op < l2 (select_copies), and the blocks' typed lines are within a few times their packed
+     * bytes, which are within op: the products stay far below 2^63 */
+    const int64_t share = l2 / 64 * lines, typed = in * 64 / per * mult * op / packed;
+    return typed <= share && typed + op / 64 * lines > share ? mask : 0;
 }
 
 /* The masks below are estimated from at most GCOMMI_SPLIT_SAMPLES blocks spread evenly: counting
@@ -888,7 +892,7 @@ static uint64_t crowded_mask(const int64_t diff[65], int64_t base, int64_t mult,
 /* crowded_mask of count blocks of size bytes, stride apart from mem (one block stands for all when
  * the stride is a multiple of a page). */
 static uint64_t crowded_strided(const char *mem, int64_t size, int64_t stride, int64_t count,
-                                int64_t l2)
+                                int64_t op, int64_t l2)
 {
     int64_t diff[65] = {0}, base = 0;
     const int64_t n = (abs64(stride) & (GCOMMI_PAGE - 1)) == 0 ? 1
@@ -896,12 +900,12 @@ static uint64_t crowded_strided(const char *mem, int64_t size, int64_t stride, i
                                                               : GCOMMI_SPLIT_SAMPLES;
     for (int64_t i = 0; i < n; i++)
         lines_add(diff, &base, (uintptr_t)(mem + i * count / n * stride), (size_t)size);
-    return crowded_mask(diff, base, count, n, size * count, l2);
+    return crowded_mask(diff, base, count, n, size * count, op, l2);
 }
 
 /* crowded_mask of an indexed node's contiguous blocks of elem-byte elements. */
 static uint64_t crowded_indexed(const char *m, const int64_t *displs, const int64_t *prefix,
-                                int64_t count, int64_t elem, int64_t l2)
+                                int64_t count, int64_t elem, int64_t op, int64_t l2)
 {
     int64_t diff[65] = {0}, base = 0;
     const int64_t n = count < GCOMMI_SPLIT_SAMPLES ? count : GCOMMI_SPLIT_SAMPLES;
@@ -910,7 +914,7 @@ static uint64_t crowded_indexed(const char *m, const int64_t *displs, const int6
         lines_add(diff, &base, (uintptr_t)(m + displs[b]),
                   (size_t)((prefix[b + 1] - prefix[b]) * elem));
     }
-    return crowded_mask(diff, base, count, n, (prefix[count] - prefix[0]) * elem, l2);
+    return crowded_mask(diff, base, count, n, (prefix[count] - prefix[0]) * elem, op, l2);
 }
 
 /* n bytes from src to dst, the whole lines of dst whose place in their page is in mask written

@@ -69,6 +69,7 @@ typedef struct {
                              vectors' blocks of GCOMMI_SPLIT_BLOCK_MIN bytes and more and indexed
                              nodes' rows that crowd the sets of a run of lines of a page stream
                              only the packed lines of those sets (copy_split, crowded_mask) */
+    int64_t split_op;     /* the bytes of the operation select_copies was given */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -458,6 +459,7 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
                           bytes >= (size_t)pr->l2 / 8 * 3 && gcommi_config()->pack_stream_min == 0
                       ? (int64_t)pr->l2
                       : 0;
+    c->split_op = (int64_t)bytes;
     if (zen4) {
         c->pf_line = !c->streams;
         c->pf_strided = c->pf_line && bytes >= GCOMMI_PF_STRIDED_MIN;
@@ -565,6 +567,7 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     c->pairs = 0;
     c->gather_ilv = 0;
     c->split_l2 = 0;
+    c->split_op = (int64_t)bytes;
 }
 #endif
 

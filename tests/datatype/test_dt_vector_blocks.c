@@ -269,10 +269,10 @@ int main(void)
     geometries += 2;
     /* packs on Intel between 3/8 of the L2 and the L2 whose blocks crowd the cache sets of a run
      * of lines of a page stream only the packed lines of those sets (copy_split, by the place of
-     * each packed line in its page): blocks of 2 KiB, 1.5 KiB and 2 KiB + 40 bytes (a packed
-     * stream whose blocks start anywhere in a line) a page apart, sized for L2s of 1, 2 and 4 MiB
-     * (424-448, 848-896 and 1700-1792 KiB packed), and lower_tri's rows of 571 KiB above */
-    static const int split_blocks[] = {2048, 1536, 2088};
+     * each packed line in its page): blocks of 2 KiB and of 2 KiB - 8 bytes (a packed stream
+     * whose blocks start anywhere in a line) a page apart, sized for L2s of 1, 2 and 4 MiB (448,
+     * 896 and 1792 KiB packed), and lower_tri's rows of 571 KiB above */
+    static const int split_blocks[] = {2048, 2040};
     static const int split_kib[] = {448, 896, 1792};
     for (size_t i = 0; i < sizeof split_blocks / sizeof *split_blocks; i++)
         for (size_t k = 0; k < sizeof split_kib / sizeof *split_kib; k++) {
