@@ -882,12 +882,22 @@ static uint64_t crowded_mask(const int64_t diff[65], int64_t base, int64_t mult,
     return typed <= share && typed + op / 64 * lines > share ? mask : 0;
 }
 
-/* The masks below are estimated from at most GCOMMI_SPLIT_SAMPLES blocks spread evenly: counting
- * every row's lines cost lower_tri's pack 6-10% where the rows turned out not to crowd
- * (bench_pack_ab on machine B, 2026-11-30, 512 KiB to 1.5 MiB, 362-627 rows; a few ns a row), and
- * hvectors of 2 KiB rows 6144 or 4160 bytes apart 2% at 1 MiB. The mask chooses stores, not
- * bytes: an estimate that errs costs time only. */
+/* The masks below are estimated from at most GCOMMI_SPLIT_SAMPLES blocks, one from each of as many
+ * equal stretches: counting every row's lines cost lower_tri's pack 6-10% where the rows turned
+ * out not to crowd (bench_pack_ab on machine B, 2026-11-30, 512 KiB to 1.5 MiB, 362-627 rows; a
+ * few ns a row), and hvectors of 2 KiB rows 6144 or 4160 bytes apart 2% at 1 MiB. The block taken
+ * moves within its stretch from one stretch to the next (split_sample), so that blocks whose
+ * places repeat with the stretch's period (rows at two places of a page by turns, a stride of a
+ * page and 256 bytes sampled every 16 blocks) are not all seen at one place (test_dt_crowded_sets).
+ * The mask chooses stores, not bytes: an estimate that errs costs time only. */
 #define GCOMMI_SPLIT_SAMPLES 32
+
+/* Sample i of n from count blocks. */
+static inline int64_t split_sample(int64_t i, int64_t n, int64_t count)
+{
+    const int64_t stretch = count / n;
+    return i * stretch + (i * 7) % stretch;
+}
 
 /* crowded_mask of count blocks of size bytes, stride apart from mem (one block stands for all when
  * the stride is a multiple of a page). */
@@ -899,7 +909,7 @@ static uint64_t crowded_strided(const char *mem, int64_t size, int64_t stride, i
                       : count < GCOMMI_SPLIT_SAMPLES          ? count
                                                               : GCOMMI_SPLIT_SAMPLES;
     for (int64_t i = 0; i < n; i++)
-        lines_add(diff, &base, (uintptr_t)(mem + i * count / n * stride), (size_t)size);
+        lines_add(diff, &base, (uintptr_t)(mem + split_sample(i, n, count) * stride), (size_t)size);
     return crowded_mask(diff, base, count, n, size * count, op, l2);
 }
 
@@ -910,7 +920,7 @@ static uint64_t crowded_indexed(const char *m, const int64_t *displs, const int6
     int64_t diff[65] = {0}, base = 0;
     const int64_t n = count < GCOMMI_SPLIT_SAMPLES ? count : GCOMMI_SPLIT_SAMPLES;
     for (int64_t i = 0; i < n; i++) {
-        const int64_t b = i * count / n;
+        const int64_t b = split_sample(i, n, count);
         lines_add(diff, &base, (uintptr_t)(m + displs[b]),
                   (size_t)((prefix[b + 1] - prefix[b]) * elem));
     }
