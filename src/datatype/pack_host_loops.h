@@ -892,11 +892,11 @@ static uint64_t crowded_mask(const int64_t diff[65], int64_t base, int64_t mult,
  * The mask chooses stores, not bytes: an estimate that errs costs time only. */
 #define GCOMMI_SPLIT_SAMPLES 32
 
-/* Sample i of n from count blocks. */
+/* Sample i of n from count blocks (0 when there are none). */
 static inline int64_t split_sample(int64_t i, int64_t n, int64_t count)
 {
     const int64_t stretch = count / n;
-    return i * stretch + (i * 7) % stretch;
+    return stretch > 1 ? i * stretch + (i * 7) % stretch : i * stretch;
 }
 
 /* crowded_mask of count blocks of size bytes, stride apart from mem (one block stands for all when

@@ -66,6 +66,10 @@ static void check_vectors(const char *page)
     m = crowded_strided(page, 2 * KIB, 4 * KIB, n / 3, n / 3 * 2 * KIB, 2 * MIB);
     TEST_CHECK(m == 0, "the same third as an operation of its own (fits): mask %016llx",
                (unsigned long long)m);
+    m = crowded_strided(page, 2 * KIB, 4 * KIB, 0, MIB, 2 * MIB);
+    TEST_CHECK(m == 0, "no blocks, a page apart: mask %016llx", (unsigned long long)m);
+    m = crowded_strided(page, 2 * KIB, 4160, 0, MIB, 2 * MIB);
+    TEST_CHECK(m == 0, "no blocks, drifting: mask %016llx", (unsigned long long)m);
 }
 
 static void check_rows(const char *page)
