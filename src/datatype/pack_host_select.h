@@ -70,6 +70,8 @@ typedef struct {
                              nodes' rows that crowd the sets of a run of lines of a page stream
                              only the packed lines of those sets (copy_split, crowded_mask) */
     int64_t split_op;     /* the bytes of the operation select_copies was given */
+    int64_t split_key[4]; /* the blocks the split was judged for (split_known); [3] < 0: none */
+    uint64_t split_mask;  /* their crowded lines (crowded_mask) */
 } ctx_t;
 
 /* Tile height of the transposing loop (c->tile): outer rows handled together, so that each cache
@@ -460,6 +462,7 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
                       ? (int64_t)pr->l2
                       : 0;
     c->split_op = (int64_t)bytes;
+    c->split_key[3] = -1;
     if (zen4) {
         c->pf_line = !c->streams;
         c->pf_strided = c->pf_line && bytes >= GCOMMI_PF_STRIDED_MIN;
@@ -568,6 +571,7 @@ static void select_copies(ctx_t *c, size_t bytes, int range)
     c->gather_ilv = 0;
     c->split_l2 = 0;
     c->split_op = (int64_t)bytes;
+    c->split_key[3] = -1;
 }
 #endif
 

@@ -87,6 +87,33 @@ static void check_rows(int count, int first, int step, long stride, long jog)
     free(lens);
 }
 
+/* planes instances, pstride bytes apart, of count blocks of bl bytes a page apart (an hvector of
+ * hvectors): the inner vector is met once per plane, at the same place of its pages when pstride
+ * is a multiple of a page, so that Intel's split streaming judges it once and reuses its mask. */
+static void check_planes(int planes, int count, int bl, long pstride)
+{
+    blocks_t l = {0};
+    int ok = 1;
+    for (int q = 0; ok && q < planes; q++)
+        for (int b = 0; ok && b < count; b++)
+            ok = !blocks_add(&l, (size_t)q * (size_t)pstride + (size_t)b * 4096, (size_t)bl);
+    if (!ok) {
+        TEST_CHECK(0, "out of memory");
+        free(l.b);
+        return;
+    }
+    gcomm_datatype in = GCOMM_DATATYPE_NULL, t = GCOMM_DATATYPE_NULL;
+    TEST_OK(gcomm_type_hvector(count, bl, 4096, GCOMM_BYTE, &in));
+    TEST_OK(gcomm_type_hvector(planes, 1, (ptrdiff_t)pstride, in, &t));
+    TEST_OK(gcomm_type_commit(&t));
+    char name[64];
+    snprintf(name, sizeof name, "%d planes of bl %d x %d, %ld apart", planes, bl, count, pstride);
+    blocks_check(name, t, 1, &l, 0, 0, 0, 1, &rng_state);
+    gcomm_type_free(&t);
+    gcomm_type_free(&in);
+    free(l.b);
+}
+
 /* Memory of `bytes` bytes that ends where an inaccessible page begins: a load or store past its
  * end faults. *map and *maplen: the mapping, for munmap. */
 static char *before_guard(size_t bytes, void **map, size_t *maplen)
@@ -279,6 +306,14 @@ int main(void)
             check_vector((split_kib[k] << 10) / split_blocks[i], split_blocks[i], 4096);
             geometries++;
         }
+    /* the same blocks two to a plane, planes three pages apart (the inner vector's mask judged
+     * once, reused for every plane) and three pages and 64 bytes apart (other places: the split
+     * ends after the first plane) */
+    for (size_t k = 0; k < sizeof split_kib / sizeof *split_kib; k++) {
+        check_planes((split_kib[k] << 10) / 4096, 2, 2048, 3 * 4096);
+        check_planes((split_kib[k] << 10) / 4096, 2, 2048, 3 * 4096 + 64);
+        geometries += 2;
+    }
     /* about 6.5 MiB: each of block_check's three ranges, cut at odd bytes, is itself more than
      * 2 MiB and starts inside a row */
     check_vector(26630, 256, 512);
