@@ -37,6 +37,9 @@
  *                   does on Zen 4 in the cache)
  *   blk_avx2_walk   blk_avx2 prefetching the whole block two ahead from its end down while it
  *                   copies (what gcomm does on Zen 4 in the cache for vector blocks of 1.5-3 KiB)
+ *   blk_aln, blk_aln_walk   every load and store a whole aligned 64-byte line (valignq joins
+ *                   the two source lines a packed line straddles), without or with the walk:
+ *                   what loads and stores that split lines cost
  *   gapless         bound: blk_avx2 with the typed side's blocks abutting (the gaps' cost)
  *   paired          bound: blk_avx2 with the blocks two to a page (what a page costs)
  *   paired_pfl, paired_walk   bounds: paired with the prefetches of blk_avx2_pfl, blk_avx2_walk
@@ -716,12 +719,8 @@ DEFINE_BLOCK_LOOPS(gapless, TGT_AVX2, cp_avx2, NO_FENCE, at, NOTHING_BEFORE)
 #define PAIRED_PLACE ((i & ~(size_t)1) * g->stride + (i & 1 ? prev : 0))
 DEFINE_BLOCK_LOOPS(paired, TGT_AVX2, cp_avx2, NO_FENCE, PAIRED_PLACE, NOTHING_BEFORE)
 
-/* cp_avx2 that also prefetches the lines of [pa, pa + pn) from its end down, two per 128 bytes
- * copied and the rest after the copy (for reading when rw is 0, for writing when 1). */
-INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *pa, size_t pn,
-                                  int rw)
-{
-    const char *q = pa + pn;
+/* One line of a walk down [pa, q): the line below q, for reading when rw is 0, for writing when 1
+ * (q, pa and rw are the walking copy's locals). */
 #define WALK_ONE                                                                              \
     do {                                                                                    \
         if (q > pa) {                                                                       \
@@ -730,6 +729,12 @@ INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *
             else __builtin_prefetch(q < pa ? pa : q, 0, 3);                                 \
         }                                                                                   \
     } while (0)
+/* cp_avx2 that also prefetches the lines of [pa, pa + pn) from its end down, two per 128 bytes
+ * copied and the rest after the copy (for reading when rw is 0, for writing when 1). */
+INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *pa, size_t pn,
+                                  int rw)
+{
+    const char *q = pa + pn;
     size_t i = 0;
     if (n >= 32) {
         for (; i + 128 <= n; i += 128) {
@@ -742,7 +747,6 @@ INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *
         cp_small(d, s, n);
     }
     while (q > pa) WALK_ONE;
-#undef WALK_ONE
 }
 
 /* blk_avx2_walk: blk_avx2 prefetching, while it copies block i, the whole block i + PFL_AHEAD from
@@ -757,6 +761,60 @@ INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *
                  i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
 #define COPY_WALK(d_, s_, n_) WALK_AHEAD(SHAPE_PLACE_OF, d_, s_, n_)
 DEFINE_BLOCK_LOOPS(blk_avx2_walk, TGT_AVX2, COPY_WALK, NO_FENCE, i * g->stride, WALK_RW)
+
+/* cp_aln: every source and destination access a whole aligned 64-byte line. Stores go to dst's
+ * aligned lines; each is assembled from the two aligned source lines it straddles by valignq
+ * (dst and src a multiple of 8 bytes apart, else cp_avx2), so that no load or store splits a line
+ * (lower_tri's packed rows start at every multiple of 8 bytes while its rows start on pages). The
+ * head and the tail are unaligned 64-byte moves. With pa/pn, the walk of cp_avx2_walk, one line
+ * per 64 bytes copied. */
+#define ALN_CASE(SH)                                                                          \
+    case SH:                                                                                \
+        for (; i + 64 <= n; i += 64, a += 64) {                                             \
+            const __m512i nx = _mm512_load_si512((const void *)(a + 64));                   \
+            _mm512_store_si512((void *)(d + i), _mm512_alignr_epi64(nx, pv, SH));           \
+            pv = nx;                                                                        \
+            WALK_ONE;                                                                       \
+        }                                                                                   \
+        break;
+INLINE TGT_AVX512 void cp_aln_walk(char *d, const char *s, size_t n, const char *pa, size_t pn,
+                                   int rw)
+{
+    const char *q = pa + pn;
+    if (n < 128 || (((uintptr_t)d - (uintptr_t)s) & 7)) {
+        cp_avx2(d, s, n);
+        while (q > pa) WALK_ONE;
+        return;
+    }
+    _mm512_storeu_si512((void *)d, _mm512_loadu_si512((const void *)s));
+    size_t i = 64 - ((uintptr_t)d & 63);
+    const char *a = (const char *)((uintptr_t)(s + i) & ~(uintptr_t)63);
+    const unsigned sh = (unsigned)(((uintptr_t)(s + i) & 63) / 8);
+    __m512i pv = _mm512_load_si512((const void *)a);
+    switch (sh) {
+    case 0:
+        for (; i + 64 <= n; i += 64) {
+            _mm512_store_si512((void *)(d + i), _mm512_load_si512((const void *)(s + i)));
+            WALK_ONE;
+        }
+        break;
+        ALN_CASE(1) ALN_CASE(2) ALN_CASE(3) ALN_CASE(4) ALN_CASE(5) ALN_CASE(6) ALN_CASE(7)
+    }
+    if (i < n)
+        _mm512_storeu_si512((void *)(d + n - 64), _mm512_loadu_si512((const void *)(s + n - 64)));
+    while (q > pa) WALK_ONE;
+}
+#undef ALN_CASE
+INLINE TGT_AVX512 void cp_aln(char *d, const char *s, size_t n)
+{
+    cp_aln_walk(d, s, n, s, 0, 0);
+}
+DEFINE_LOOPS(blk_aln, TGT_AVX512, cp_aln, NO_FENCE)
+#define COPY_ALN_WALK(d_, s_, n_)                                                             \
+    cp_aln_walk(d_, s_, n_,                                                                 \
+                i + PFL_AHEAD < g->nblocks ? typed + SHAPE_PLACE_OF(i + PFL_AHEAD) : typed, \
+                i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+DEFINE_BLOCK_LOOPS(blk_aln_walk, TGT_AVX512, COPY_ALN_WALK, NO_FENCE, i * g->stride, WALK_RW)
 
 /* cp_avx2 from the block's end down, ordinary stores: the descending order of cp_avx2_nt_desc
  * (a stream the prefetchers follow down stops at the block's start, a page boundary for
@@ -1172,6 +1230,8 @@ static const variant_t variants[] = {
     {"gapless", op_gapless_pack, op_gapless_unpack, "avx2", 1},
     {"paired", op_paired_pack, op_paired_unpack, "avx2", 1},
     {"blk_avx2_walk", op_blk_avx2_walk_pack, op_blk_avx2_walk_unpack, "avx2", 0},
+    {"blk_aln", op_blk_aln_pack, op_blk_aln_unpack, "avx512f", 0},
+    {"blk_aln_walk", op_blk_aln_walk_pack, op_blk_aln_walk_unpack, "avx512f", 0},
     {"blk_avx2_desc", op_blk_avx2_desc_pack, op_blk_avx2_desc_unpack, "avx2", 0},
     {"blk_avx2_dir", op_blk_avx2_dir_pack, op_blk_avx2_dir_unpack, "avx2", 0},
     {"blk_avx2_descpfl", op_blk_avx2_descpfl_pack, op_blk_avx2_descpfl_unpack, "avx2", 0},
