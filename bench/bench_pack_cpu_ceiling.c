@@ -756,9 +756,11 @@ INLINE TGT_AVX2 void cp_avx2_walk(char *d, const char *s, size_t n, const char *
 #define WALK_RW(typed, i, rw) const int walk_rw = (rw)
 #define BLK_LEN(j) (g->len0 + (j) * g->inc)
 #define SHAPE_PLACE_OF(j) ((j) * g->stride)
-#define WALK_AHEAD(PLACE_OF, d_, s_, n_)                                                      \
-    cp_avx2_walk(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + PLACE_OF(i + PFL_AHEAD) : typed, \
-                 i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+/* WALK_FN (a walking copy: cp_avx2_walk, cp_aln_walk) of block i, walking block i + PFL_AHEAD. */
+#define WALK_AHEAD_BY(WALK_FN, PLACE_OF, d_, s_, n_)                                          \
+    WALK_FN(d_, s_, n_, i + PFL_AHEAD < g->nblocks ? typed + PLACE_OF(i + PFL_AHEAD) : typed, \
+            i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+#define WALK_AHEAD(PLACE_OF, d_, s_, n_) WALK_AHEAD_BY(cp_avx2_walk, PLACE_OF, d_, s_, n_)
 #define COPY_WALK(d_, s_, n_) WALK_AHEAD(SHAPE_PLACE_OF, d_, s_, n_)
 DEFINE_BLOCK_LOOPS(blk_avx2_walk, TGT_AVX2, COPY_WALK, NO_FENCE, i * g->stride, WALK_RW)
 
@@ -810,10 +812,7 @@ INLINE TGT_AVX512 void cp_aln(char *d, const char *s, size_t n)
     cp_aln_walk(d, s, n, s, 0, 0);
 }
 DEFINE_LOOPS(blk_aln, TGT_AVX512, cp_aln, NO_FENCE)
-#define COPY_ALN_WALK(d_, s_, n_)                                                             \
-    cp_aln_walk(d_, s_, n_,                                                                 \
-                i + PFL_AHEAD < g->nblocks ? typed + SHAPE_PLACE_OF(i + PFL_AHEAD) : typed, \
-                i + PFL_AHEAD < g->nblocks ? BLK_LEN(i + PFL_AHEAD) : 0, walk_rw)
+#define COPY_ALN_WALK(d_, s_, n_) WALK_AHEAD_BY(cp_aln_walk, SHAPE_PLACE_OF, d_, s_, n_)
 DEFINE_BLOCK_LOOPS(blk_aln_walk, TGT_AVX512, COPY_ALN_WALK, NO_FENCE, i * g->stride, WALK_RW)
 
 /* cp_avx2 from the block's end down, ordinary stores: the descending order of cp_avx2_nt_desc
