@@ -59,6 +59,8 @@
  *                   stores just made at the same address modulo 4 KiB (cp_avx2_dir)
  *   tbl_walk        blk_avx2_walk with each block's place and length read from tables (as
  *                   gcomm's indexed loop reads them) instead of computed
+ *   tbl_walk_pf     tbl_walk with the tables' lines prefetched 32 rows ahead (is it their
+ *                   latency that the tables cost?)
  *   split_nt        packed lines that share cache sets with the shape's lines streamed (pack),
  *                   every other block streamed (unpack): what the sets cost (cp_split_nt)
  *   split_inv, split_odd   pack: split_nt streaming the packed lines outside those sets, or
@@ -883,7 +885,10 @@ static void tbl_make(const geom_t *g)
     }
     tbl_n = g->nblocks, tbl_stride = g->stride, tbl_len0 = g->len0, tbl_inc = g->inc;
 }
-#define TBL_WALK_LOOP(TYPED_T, BUF, RW, COPY_ARGS)                                            \
+#define TBL_WALK_LOOP(TYPED_T, BUF, RW, COPY_ARGS) TBL_WALK_LOOP_PF(TYPED_T, BUF, RW, COPY_ARGS, 0)
+/* TBL_PF: the tables' lines TBL_PF_AHEAD rows ahead prefetched, one line of each per 8 rows. */
+#define TBL_PF_AHEAD 32
+#define TBL_WALK_LOOP_PF(TYPED_T, BUF, RW, COPY_ARGS, TBL_PF)                                 \
     const bufs_t *b = arg;                                                                  \
     const geom_t *g = b->g;                                                                 \
     tbl_make(g);                                                                            \
@@ -892,6 +897,10 @@ static void tbl_make(const geom_t *g)
     const int64_t *displs = tbl_disp, *prefix = tbl_pre;                                    \
     const int64_t count = (int64_t)g->nblocks;                                              \
     for (int64_t i = 0; i < count; i++) {                                                   \
+        if (TBL_PF && (i & 7) == 0 && i + TBL_PF_AHEAD < count) {                           \
+            __builtin_prefetch(displs + i + TBL_PF_AHEAD, 0, 3);                            \
+            __builtin_prefetch(prefix + i + TBL_PF_AHEAD, 0, 3);                            \
+        }                                                                                   \
         size_t len = (size_t)((prefix[i + 1] - prefix[i]) * 8);                             \
         const char *pa = (const char *)typed;                                               \
         size_t pn = 0;                                                                      \
@@ -910,6 +919,16 @@ TGT_AVX2 static int op_tbl_walk_pack(void *arg)
 TGT_AVX2 static int op_tbl_walk_unpack(void *arg)
 {
     TBL_WALK_LOOP(char, dst, 1, (typed + displs[i], pk, len, pa, pn, 1))
+}
+/* tbl_walk_pf: tbl_walk with the tables' lines prefetched TBL_PF_AHEAD rows ahead (each
+ * operation reads them anew from past the L2, after the shape's lines have pushed them out). */
+TGT_AVX2 static int op_tbl_walk_pf_pack(void *arg)
+{
+    TBL_WALK_LOOP_PF(const char, src, 0, (pk, typed + displs[i], len, pa, pn, 0), 1)
+}
+TGT_AVX2 static int op_tbl_walk_pf_unpack(void *arg)
+{
+    TBL_WALK_LOOP_PF(char, dst, 1, (typed + displs[i], pk, len, pa, pn, 1), 1)
 }
 
 /* paired_pfl and paired_walk: paired with the prefetches of blk_avx2_pfl and blk_avx2_walk (of
@@ -1235,6 +1254,7 @@ static const variant_t variants[] = {
     {"blk_avx2_dir", op_blk_avx2_dir_pack, op_blk_avx2_dir_unpack, "avx2", 0},
     {"blk_avx2_descpfl", op_blk_avx2_descpfl_pack, op_blk_avx2_descpfl_unpack, "avx2", 0},
     {"tbl_walk", op_tbl_walk_pack, op_tbl_walk_unpack, "avx2", 0},
+    {"tbl_walk_pf", op_tbl_walk_pf_pack, op_tbl_walk_pf_unpack, "avx2", 0},
     {"paired_pfl", op_paired_pfl_pack, op_paired_pfl_unpack, "avx2", 1},
     {"paired_walk", op_paired_walk_pack, op_paired_walk_unpack, "avx2", 1},
     {"ilv8_nt", op_ilv8_nt_pack, op_ilv8_nt_unpack, "avx2", 0},

@@ -365,6 +365,19 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
+/* Whether m >= 3 blocks step evenly in displacement and in length (GCOMMI_DL_AFFINE). Equal
+ * lengths at an even step were made a vector (ir_idx), so these lengths change. Displacement
+ * differences wrap as ir_idx takes them (disp_sub): the blocks' places are then still
+ * bdisp[0] + b * step, in the same wrapping arithmetic. */
+static int idx_affine(const int64_t *bdisp, const int64_t *blen, int64_t m)
+{
+    if (m < 3) return 0;
+    const int64_t dd = disp_sub(bdisp[1], bdisp[0]), dl = blen[1] - blen[0];
+    for (int64_t b = 2; b < m; b++)
+        if (disp_sub(bdisp[b], bdisp[b - 1]) != dd || blen[b] - blen[b - 1] != dl) return 0;
+    return 1;
+}
+
 /* Writes n at *next_node and its subtree after it; returns its index. Accumulates nruns. */
 static int32_t ir_emit(const ir_t *n, gcommi_layout_t *L, int32_t *next_node, int64_t *next_aux,
                        int64_t *nruns)
@@ -391,6 +404,7 @@ static int32_t ir_emit(const ir_t *n, gcommi_layout_t *L, int32_t *next_node, in
             displs[b] = n->bdisp[b];
             prefix[b + 1] = prefix[b] + n->blen[b];
         }
+        if (idx_affine(n->bdisp, n->blen, n->count)) d->flags |= GCOMMI_DL_AFFINE;
         int64_t child_runs = 0;
         int32_t c = ir_emit(n->child, L, next_node, next_aux, &child_runs);
         d = &L->nodes[idx];

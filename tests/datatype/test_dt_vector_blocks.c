@@ -293,7 +293,14 @@ int main(void)
     }
     check_rows(300, 5, 13, 4096, 64);
     check_rows(500, 8, 8, 4096, -64);
-    geometries += 2;
+    /* rows that shrink (an upper triangle's: 4 KiB down to 8 bytes, and odd lengths 13 bytes
+     * shorter each row, rows a page and 8 bytes apart): affine indexed nodes (GCOMMI_DL_AFFINE)
+     * whose packs compute each row's place and length (indexed_affine_walk), as the growing
+     * rows above without a jog do */
+    check_rows(512, 4096, -8, 4096, 0);
+    check_rows(300, 3900, -13, 4104, 0);
+    check_rows(3, 700, 9, 4096, 0);
+    geometries += 5;
     /* packs on Intel between 3/8 of the L2 and the L2 whose blocks crowd the cache sets of a run
      * of lines of a page stream only the packed lines of those sets (copy_split, by the place of
      * each packed line in its page): blocks of 2 KiB and of 2 KiB - 8 bytes (a packed stream

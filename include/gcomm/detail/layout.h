@@ -15,6 +15,10 @@
  *        disp + displs[b], spaced by `stride` (the child's extent). prefix[] counts children.
  *   SEQ  `count` members, each a node of its own (a struct with differently shaped members);
  *        member m covers packed bytes [prefix[m], prefix[m+1]).
+ * An IDX node whose block displacements and block lengths both step by a constant (a triangular
+ * or banded matrix's rows: lengths that grow or shrink by the same count from row to row) carries
+ * GCOMMI_DL_AFFINE in `flags`: the host engine then computes the blocks' places and lengths
+ * instead of reading them (pack_host.c). The arrays stay: ranges and the GPU locate through them.
  * Every node records child_size (packed bytes of one child) and `unit`, the largest basic element
  * size that divides every run below it, so child_size / unit is the number of elements per child
  * and any byte (or element) of the packed stream is located independently: divide by child_size
@@ -37,8 +41,11 @@ typedef enum {
     GCOMMI_DL_SEQ = 3
 } gcommi_dl_kind_t;
 
+#define GCOMMI_DL_AFFINE 1u /* flags of an IDX node: displs[] and the block lengths step evenly */
+
 typedef struct {
-    int32_t kind;
+    int16_t kind;       /* gcommi_dl_kind_t */
+    uint16_t flags;     /* GCOMMI_DL_AFFINE */
     int32_t child;      /* VEC, IDX: node index of the child; -1 otherwise */
     int64_t count;      /* VEC: children; IDX: blocks; SEQ: members; RUN: 1 */
     int64_t disp;       /* bytes from the instance origin to this node's origin */
@@ -50,7 +57,7 @@ typedef struct {
                            SEQ: aux[aux..] = prefix[count+1] (bytes), member[count] (node index) */
 } gcommi_dl_t;
 
-#define GCOMMI_LAYOUT_VERSION 1
+#define GCOMMI_LAYOUT_VERSION 2
 
 typedef struct {
     int32_t version;    /* GCOMMI_LAYOUT_VERSION: device copies check it */
