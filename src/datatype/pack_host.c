@@ -486,9 +486,10 @@ static void idx_blocks(ctx_t *c, const gcommi_dl_t *n, char *base, int64_t b0, i
         char *p = c->packed, *m = base + ch->disp;
 #ifdef GCOMMI_HAVE_VEC_PF
         if (c->pf_line) {
-            const int64_t *d0 = c->aux + n->aux, *p0 = d0 + n->count; /* the node's first */
+            /* the node's first blocks give the steps (wrapping, as commit took them) */
+            const int64_t *d0 = c->aux + n->aux, *p0 = d0 + n->count;
             if (c->pack && (n->flags & GCOMMI_DL_AFFINE) && count > 0 &&
-                d0[1] - d0[0] == GCOMMI_PAGE) {
+                (uint64_t)d0[1] - (uint64_t)d0[0] == GCOMMI_PAGE) {
                 const int64_t dlen = (p0[2] - 2 * p0[1] + p0[0]) * ch->size;
                 c->packed = indexed_affine_walk(p, m + displs[0], (prefix[1] - prefix[0]) * ch->size,
                                                 dlen, count);

@@ -1179,16 +1179,15 @@ __attribute__((target("avx2"))) static char *indexed_vec_pf(char *p, const char 
  * prefetched whole, from its end down (vec_bytes_pf_down; its first line only when it is longer
  * than a page), as indexed_vec_unpack_walk does for unpacks. Every place and length is computed,
  * not read from the node's displs[] and prefix[]: with them read, the same walk packed no faster
- * than indexed_vec_pf's first line. Machine D (Zen 4), 2026-11-30, lower_tri at 1 MiB against
- * indexed_vec_pf: bench_pack_cpu_ceiling, the library loaded as gcomm, 24 runs of the ceiling
- * loops (blk_avx2_walk, the places computed, 90.4% of memcpy; tbl_walk, the same walk reading
- * tables, 88.2%, also with the tables' lines prefetched 32 rows ahead, 87.6%) and alternating
- * runs of each library: 86.8-88.8 -> 88.8-90.0% (medians of 4-6 runs), within 0.5-0.9 points of
- * blk_avx2_walk in the same runs; bench_pack_cpu, five alternating runs: 87.7 -> 89.6% (85.4-89.9
- * -> 89.3-91.0); bench_pack_ab 1.000-1.017x. Walking every affine node's rows (any step) lost at
- * every other size, where the rows are not a page apart: lower_tri 768 KiB-4 MiB 0.92-0.97x
- * (0.96-0.98x with the first line only of rows longer than a page). Returns the packed stream's
- * next byte. */
+ * than indexed_vec_pf's first line. Machine D (Zen 4), 2026-11-30, lower_tri at 1 MiB, % of
+ * memcpy (docs/BENCHMARKS.md, session 48): in bench_pack_cpu_ceiling the walk with places computed
+ * (blk_avx2_walk) packed at 90.4 over 24 runs, the same walk reading tables (tbl_walk) at 88.2
+ * (87.6 with the tables' lines prefetched 32 rows ahead), indexed_vec_pf at 88.7; with this loop
+ * the library, loaded as gcomm in eight alternating runs, 87.6 -> 90.0, and over 20 runs 0.28 +-
+ * 0.07 points under blk_avx2_walk (1.64 before); bench_pack_cpu, 16 runs, 88.0 -> 89.3;
+ * bench_pack_ab 1.000-1.017x. Walking every affine node's rows (any step) lost where the rows are
+ * not a page apart: lower_tri at 768 KiB-4 MiB 0.92-0.97x (0.96-0.98x with only the first line
+ * of rows longer than a page). Returns the packed stream's next byte. */
 __attribute__((target("avx2"))) static char *indexed_affine_walk(char *p, const char *m,
                                                                int64_t len, int64_t dlen,
                                                                int64_t count)
