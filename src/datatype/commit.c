@@ -22,6 +22,7 @@ struct ir {
     ir_t *child;    /* VEC, IDX */
     int64_t *bdisp; /* IDX block displacements */
     int64_t *blen;  /* IDX children per block */
+    int affine;     /* IDX: the blocks step evenly (GCOMMI_DL_AFFINE) */
     ir_t **members; /* SEQ */
 };
 
@@ -131,6 +132,17 @@ static int ir_same_shape(const ir_t *a, const ir_t *b)
     }
 }
 
+/* Whether m >= 2 blocks step evenly: each block's displacement and length differ from the block
+ * before's by what the second block's differ from the first's. Displacement differences wrap
+ * (disp_sub): the blocks' places are then bdisp[0] + b * step in the same wrapping arithmetic. */
+static int idx_even_steps(const int64_t *bdisp, const int64_t *blen, int64_t m)
+{
+    const int64_t dd = disp_sub(bdisp[1], bdisp[0]), dl = blen[1] - blen[0];
+    for (int64_t b = 2; b < m; b++)
+        if (disp_sub(bdisp[b], bdisp[b - 1]) != dd || blen[b] - blen[b - 1] != dl) return 0;
+    return 1;
+}
+
 /* Blocks of children of one shape: block b holds blen[b] children spaced by ext at bdisp[b].
  * Takes ownership of bdisp, blen and child. */
 static ir_t *ir_idx(int64_t nb, int64_t *bdisp, int64_t *blen, ir_t *child, int64_t ext,
@@ -163,11 +175,9 @@ static ir_t *ir_idx(int64_t nb, int64_t *bdisp, int64_t *blen, ir_t *child, int6
         free(blen);
         return ir_vec(l, ext, child, disp_add(disp, d), oom);
     }
-    int regular = 1;
-    for (int64_t b = 1; b < m && regular; b++)
-        regular = blen[b] == blen[0] &&
-                  disp_sub(bdisp[b], bdisp[b - 1]) == disp_sub(bdisp[1], bdisp[0]);
-    if (regular) {
+    /* equal lengths at an even step: a vector; changing ones from 3 blocks: an affine IDX */
+    const int even = idx_even_steps(bdisp, blen, m);
+    if (even && blen[1] == blen[0]) {
         int64_t d0 = bdisp[0], step = disp_sub(bdisp[1], bdisp[0]), l = blen[0];
         free(bdisp);
         free(blen);
@@ -189,6 +199,7 @@ static ir_t *ir_idx(int64_t nb, int64_t *bdisp, int64_t *blen, ir_t *child, int6
     n->child = child;
     n->bdisp = bdisp;
     n->blen = blen;
+    n->affine = even && m >= 3;
     return n;
 }
 
@@ -365,19 +376,6 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
-/* Whether m >= 3 blocks step evenly in displacement and in length (GCOMMI_DL_AFFINE). Equal
- * lengths at an even step were made a vector (ir_idx), so these lengths change. Displacement
- * differences wrap as ir_idx takes them (disp_sub): the blocks' places are then still
- * bdisp[0] + b * step, in the same wrapping arithmetic. */
-static int idx_affine(const int64_t *bdisp, const int64_t *blen, int64_t m)
-{
-    if (m < 3) return 0;
-    const int64_t dd = disp_sub(bdisp[1], bdisp[0]), dl = blen[1] - blen[0];
-    for (int64_t b = 2; b < m; b++)
-        if (disp_sub(bdisp[b], bdisp[b - 1]) != dd || blen[b] - blen[b - 1] != dl) return 0;
-    return 1;
-}
-
 /* Writes n at *next_node and its subtree after it; returns its index. Accumulates nruns. */
 static int32_t ir_emit(const ir_t *n, gcommi_layout_t *L, int32_t *next_node, int64_t *next_aux,
                        int64_t *nruns)
@@ -404,7 +402,7 @@ static int32_t ir_emit(const ir_t *n, gcommi_layout_t *L, int32_t *next_node, in
             displs[b] = n->bdisp[b];
             prefix[b + 1] = prefix[b] + n->blen[b];
         }
-        if (idx_affine(n->bdisp, n->blen, n->count)) d->flags |= GCOMMI_DL_AFFINE;
+        if (n->affine) d->flags |= GCOMMI_DL_AFFINE;
         int64_t child_runs = 0;
         int32_t c = ir_emit(n->child, L, next_node, next_aux, &child_runs);
         d = &L->nodes[idx];
